@@ -1,0 +1,44 @@
+// Lint: recommended JS + typescript-eslint rules, plus the layer rule that keeps src/domain pure.
+import js from '@eslint/js'
+import tseslint from 'typescript-eslint'
+
+const impureModules = [
+  'fastify', 'fastify-plugin', 'kysely', 'pg', 'pino', '@electric-sql/pglite', 'kysely-pglite-dialect',
+  'nodemailer', '@sinclair/typebox', '@fastify/*', 'node:*', 'fs', 'path', 'crypto', 'os', 'child_process',
+]
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+  {
+    files: ['src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: impureModules, message: 'src/domain is pure: no I/O, framework, database or logging imports.' },
+          { group: ['../*', '!../domain/*'], message: 'src/domain must not import other layers.' },
+        ],
+      }],
+      'no-restricted-globals': ['error',
+        { name: 'process', message: 'src/domain must not read the environment.' },
+        { name: 'fetch', message: 'src/domain does no I/O.' },
+        { name: 'setTimeout', message: 'src/domain has no clock.' },
+      ],
+      'no-restricted-properties': ['error',
+        { object: 'Date', property: 'now', message: 'src/domain has no clock: pass time in.' },
+        { object: 'Math', property: 'random', message: 'src/domain has no randomness: pass ids in.' },
+        { object: 'crypto', property: 'randomUUID', message: 'src/domain has no randomness: pass ids in.' },
+      ],
+      'no-restricted-syntax': ['error',
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'src/domain has no clock: pass time in.' },
+      ],
+    },
+  },
+)
