@@ -1,0 +1,94 @@
+// buildApp: the Fastify application (plugins, error handling, routes) over a given database. Never listens.
+import { randomUUID } from 'node:crypto'
+import Fastify, { type FastifyInstance } from 'fastify'
+import rateLimit from '@fastify/rate-limit'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { DestinationStream } from 'pino'
+import type { Config } from './config.js'
+import { createContext, type AppContext, type Clock } from './context.js'
+import type { DatabaseHandle } from './db/connect.js'
+import { AppError } from './errors.js'
+import { readBearerToken } from './http/auth.js'
+import { installErrorHandlers } from './http/errors.js'
+import { loggerOptions } from './logger.js'
+import healthRoutes from './routes/health.js'
+import organisationRoutes from './routes/organisations.js'
+import type { RouteOptions } from './routes/plugin-options.js'
+import { sha256 } from './services/api-keys.js'
+
+export interface BuildAppOptions {
+  config: Config
+  /** Owned by the app from now on: closed when the app closes. */
+  database: DatabaseHandle
+  clock?: Clock
+  /** Where logs go (tests capture them); stdout by default. */
+  logStream?: DestinationStream
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/
+
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const { config } = options
+  const ctx: AppContext = createContext(config, options.database, options.clock)
+
+  const app = Fastify({
+    logger: loggerOptions(config.LOG_LEVEL, options.logStream),
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id']
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
+    },
+    requestIdLogLabel: 'requestId',
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: 72_000,
+    return503OnClosing: true,
+    ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: true } },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.decorateRequest('bearerToken', undefined)
+  app.decorateRequest('principal', undefined)
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+    request.bearerToken = readBearerToken(request)
+  })
+  app.addHook('onClose', async () => {
+    await ctx.database.close()
+  })
+
+  installErrorHandlers(app)
+
+  await app.register(rateLimit, {
+    global: true,
+    max: config.RATE_LIMIT_PER_MINUTE,
+    timeWindow: 60_000,
+    // Per credential; requests without one share a bucket per client address.
+    keyGenerator: (request) => request.bearerToken ? `k:${sha256(request.bearerToken).toString('base64')}` : `ip:${request.ip}`,
+    errorResponseBuilder: () => new AppError('TOO_MANY_REQUESTS', 'too many requests, slow down'),
+  })
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Canopy API',
+        version: '1.0.0',
+        description: 'Carbon quotes, post-purchase and checkout sessions, and funds allocations. ' +
+          'Every route is also served under the /v3 prefix (or without it); errors share one shape: ' +
+          '`{ error, code, details?, requestId }`.',
+      },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: ck_live_… or ck_test_…' } } },
+    },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+  app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () => app.swagger())
+
+  await app.register(healthRoutes, { ctx, documented: true } satisfies RouteOptions)
+  for (const prefix of ['', '/v3']) {
+    const documented = prefix === '/v3'
+    await app.register(organisationRoutes, { prefix, ctx, documented })
+  }
+
+  return app
+}

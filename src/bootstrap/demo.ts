@@ -1,0 +1,41 @@
+// First embedded start: a demo organisation and key, printed once and saved to DATA_DIR/demo-credentials.json.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+import { countOrganisations } from '../db/repositories/organisations.js'
+import { createOrganisationWithKey } from '../services/organisations.js'
+
+export interface DemoCredentials {
+  organisationId: string
+  apiKey: string
+  createdAt: string
+  note: string
+}
+
+export const demoCredentialsPath = (dataDir: string): string => join(dataDir, 'demo-credentials.json')
+
+/** Creates the demo organisation when the database has none; returns the credentials when it did. */
+export async function bootstrapDemo(db: Kysely<Database>, dataDir: string, now: Date): Promise<DemoCredentials | undefined> {
+  if ((await countOrganisations(db)) > 0) return undefined
+  const { organisation, apiKey } = await createOrganisationWithKey(db, {
+    parentId: null,
+    tradingName: 'Blossom & Bloom (demo)',
+    legalName: 'Canopy Demo Florist Ltd',
+    organisationReference: 'DEMO-001',
+    address: { line1: '45 Rosewood Avenue', city: 'London', postalCode: 'SW1A 1AA', countryCode: 'GBR' },
+    currencyCode: 'GBP',
+    mcc: '5992',
+  }, 'test', now)
+  const credentials: DemoCredentials = {
+    organisationId: organisation.organisationId,
+    apiKey,
+    createdAt: now.toISOString(),
+    note: 'Demo organisation of the embedded database (MCC 5992, GBR, GBP). Keep this file private.',
+  }
+  mkdirSync(dataDir, { recursive: true })
+  writeFileSync(demoCredentialsPath(dataDir), `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 })
+  return credentials
+}
+
+export const hasDemoCredentials = (dataDir: string): boolean => existsSync(demoCredentialsPath(dataDir))

@@ -1,0 +1,155 @@
+// Operator CLI: `npm run cli -- <command>`. Prints JSON on stdout; usage errors exit 2, failures exit 1.
+import { parseArgs } from 'node:util'
+import type { Kysely } from 'kysely'
+import { ConfigError, loadConfig } from '../config.js'
+import { DataDirLockedError, openConfiguredDatabase } from '../db/connect.js'
+import type { Database } from '../db/database.js'
+import { PendingMigrationsError, prepareSchema } from '../db/migrate.js'
+import { DomainError } from '../domain/errors.js'
+import { AppError } from '../errors.js'
+import { createApiKey, listApiKeys, revokeApiKey, type KeyMode } from '../services/api-keys.js'
+import { createOrganisationWithKey, type TaxLiability } from '../services/organisations.js'
+
+export const USAGE = `Usage: npm run cli -- <command> [options]
+
+  org create --name <s> --country <alpha3> --currency <iso4217>
+             [--mcc <4 digits>] [--parent <uuid>] [--service-fee <rate 0..1>]
+             [--tax-liability platform|organisation] [--legal-name <s>] [--reference <s>]
+             [--address-line1 <s>] [--city <s>] [--postal-code <s>] [--state <s>] [--mode live|test]
+  key create --org <uuid> [--mode live|test]
+  key list --org <uuid>
+  key revoke --key-prefix <prefix>
+
+Runs against DATABASE_URL when set, otherwise the embedded database in DATA_DIR (default ./.data).`
+
+class UsageError extends Error {}
+
+type Options = Record<string, string | boolean | undefined>
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+function required(options: Options, name: string): string {
+  const value = options[name]
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`)
+  return value.trim()
+}
+
+function optional(options: Options, name: string): string | undefined {
+  const value = options[name]
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined
+}
+
+function uuid(options: Options, name: string): string {
+  const value = required(options, name)
+  if (!UUID.test(value)) throw new UsageError(`--${name} must be a uuid`)
+  return value.toLowerCase()
+}
+
+function mode(options: Options): KeyMode {
+  const value = optional(options, 'mode') ?? 'live'
+  if (value !== 'live' && value !== 'test') throw new UsageError('--mode must be live or test')
+  return value
+}
+
+interface Command {
+  options: Record<string, { type: 'string' | 'boolean' }>
+  run(db: Kysely<Database>, options: Options, positionals: string[], now: Date): Promise<unknown>
+}
+
+const str = { type: 'string' } as const
+
+export const COMMANDS: Record<string, Command> = {
+  'org create': {
+    options: {
+      name: str, country: str, currency: str, mcc: str, parent: str, 'service-fee': str, 'tax-liability': str,
+      'legal-name': str, reference: str, 'address-line1': str, city: str, 'postal-code': str, state: str, mode: str,
+    },
+    async run(db, options, _positionals, now) {
+      const name = required(options, 'name')
+      const country = required(options, 'country').toUpperCase()
+      const currency = required(options, 'currency').toUpperCase()
+      if (!/^[A-Z]{3}$/.test(country)) throw new UsageError('--country must be an ISO 3166-1 alpha-3 code, e.g. GBR')
+      if (!/^[A-Z]{3}$/.test(currency)) throw new UsageError('--currency must be an ISO 4217 code, e.g. GBP')
+      const mcc = optional(options, 'mcc')
+      if (mcc !== undefined && !/^\d{4}$/.test(mcc)) throw new UsageError('--mcc must be 4 digits')
+      const taxLiability = optional(options, 'tax-liability')
+      if (taxLiability !== undefined && taxLiability !== 'platform' && taxLiability !== 'organisation') {
+        throw new UsageError('--tax-liability must be platform or organisation')
+      }
+      const parent = optional(options, 'parent') === undefined ? null : uuid(options, 'parent')
+      const state = optional(options, 'state')
+      const result = await createOrganisationWithKey(db, {
+        parentId: parent,
+        tradingName: name,
+        legalName: optional(options, 'legal-name') ?? name,
+        organisationReference: optional(options, 'reference') ?? null,
+        address: {
+          line1: optional(options, 'address-line1') ?? '',
+          city: optional(options, 'city') ?? '',
+          postalCode: optional(options, 'postal-code') ?? '',
+          ...(state ? { state } : {}),
+          countryCode: country,
+        },
+        currencyCode: currency,
+        mcc: mcc ?? null,
+        serviceFeeRate: optional(options, 'service-fee'),
+        taxLiability: taxLiability as TaxLiability | undefined,
+      }, mode(options), now)
+      return { organisationId: result.organisation.organisationId, apiKey: result.apiKey, apiKeyPrefix: result.apiKeyPrefix, organisation: result.organisation }
+    },
+  },
+  'key create': {
+    options: { org: str, mode: str },
+    run: (db, options, _p, now) => createApiKey(db, uuid(options, 'org'), mode(options), now),
+  },
+  'key list': {
+    options: { org: str },
+    run: async (db, options) => ({ keys: await listApiKeys(db, uuid(options, 'org')) }),
+  },
+  'key revoke': {
+    options: { 'key-prefix': str },
+    run: (db, options, _p, now) => revokeApiKey(db, required(options, 'key-prefix'), now),
+  },
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [group, action, ...rest] = argv
+  const name = `${group ?? ''} ${action ?? ''}`
+  const command = COMMANDS[name]
+  if (!command || argv.includes('--help')) {
+    const asked = argv.includes('--help') || argv.length === 0
+    ;(asked ? console.log : console.error)(command || asked ? USAGE : `unknown command "${argv.join(' ')}"\n\n${USAGE}`)
+    return asked ? 0 : 2
+  }
+  let parsed
+  try {
+    parsed = parseArgs({ args: rest, options: command.options, allowPositionals: true, strict: true })
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`)
+    return 2
+  }
+  const config = loadConfig()
+  const database = await openConfiguredDatabase(config)
+  try {
+    await prepareSchema(database.db, database.backend === 'pglite')
+    const result = await command.run(database.db, parsed.values, parsed.positionals, new Date())
+    console.log(JSON.stringify(result, null, 2))
+    return 0
+  } finally {
+    await database.close()
+  }
+}
+
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code
+}, (error: unknown) => {
+  if (error instanceof UsageError) {
+    console.error(`${error.message}\n\n${USAGE}`)
+    process.exitCode = 2
+    return
+  }
+  const known = error instanceof ConfigError || error instanceof PendingMigrationsError || error instanceof DataDirLockedError ||
+    error instanceof AppError || error instanceof DomainError
+  console.error(known ? `error: ${(error as Error).message}` : error)
+  process.exitCode = 1
+})
