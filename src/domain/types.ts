@@ -192,6 +192,8 @@ export interface LockedQuote {
       readonly mcc: string
       readonly matchedBy: 'mcc-country' | 'mcc-world' | 'mcc-range' | 'default'
       readonly value: DecimalString
+      /** Extra kg CO2 per unit of baseCurrency from burning fuel (fuel MCCs only; added). */
+      readonly tailpipeValue?: DecimalString | undefined
       readonly baseCurrency: string
       readonly priceYear: number
     }

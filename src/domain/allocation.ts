@@ -1,0 +1,142 @@
+// Splits an amount paid against a locked quote into the per-project and per-partner entries of spec
+// 2.7 (DESIGN.md §9), exactly: Σ entries = amount paid. Also the reversal of such a split.
+import type { AllocationSplit, ContributionAllocationEntry, CreditAllocationEntry, LockedQuote } from './types.js'
+import { Decimal, formatDecimal, formatRate, fromMinorUnits, parseDecimal, roundHalfUp, splitByWeights, toMinorUnits } from './money.js'
+import { DomainError } from './errors.js'
+import { splitWeightsOf } from './pricing.js'
+
+export interface AllocationRequest {
+  readonly credits?: { readonly amount: string } | undefined
+  readonly contribution?: { readonly amount: string; readonly impactPartnerIds?: readonly string[] | undefined } | undefined
+}
+
+/** Decimal places of the tonnes recorded per project. */
+export const QUANTITY_DECIMALS = 6
+
+function paidMinorUnits(amount: string, digits: number, path: string): bigint {
+  const value = parseDecimal(amount, path)
+  if (!value.greaterThan(0)) throw new DomainError('AMOUNT_OUT_OF_RANGE', 'amount must be greater than 0', path)
+  return toMinorUnits(value, digits, path)
+}
+
+/**
+ * Splits `paid` into [impact, impactTax, serviceFee, serviceFeeTax] by the section's raw weights
+ * [1, ti, f, f·tf], then each component across the recipients by `recipientWeights`.
+ * Returns one [impact, impactTax, serviceFee, serviceFeeTax] tuple per recipient.
+ */
+function splitSection(
+  paid: bigint,
+  rates: { readonly impactTax: string; readonly serviceFee: string; readonly serviceFeeTax: string },
+  recipientWeights: readonly string[],
+): bigint[][] {
+  const components = splitByWeights(paid, splitWeightsOf(rates))
+  const perComponent = components.map((component) => splitByWeights(component, recipientWeights))
+  return recipientWeights.map((_, recipient) => perComponent.map((parts) => parts[recipient] ?? 0n))
+}
+
+/**
+ * Splits the amounts paid for a quote (DESIGN.md §9, spec 4.4), each in the quote currency:
+ * - credits.amount → minor units (AMOUNT_PRECISION / AMOUNT_OUT_OF_RANGE at /credits/amount), split
+ *   by [1, ti, f, f·tf], then each component across the quote's projects by their locked weights.
+ *   `quantityTonnes` = impactAmount / project unitPrice, half-up to 6 dp ("0.000000" if the price
+ *   is 0). A quote without credits (nature) → NO_CREDITS_IN_QUOTE at /credits.
+ * - contribution.amount → the same by [1, 0, f, f·tf], then equally across the chosen partners:
+ *   `impactPartnerIds` (duplicates ignored; omitted or empty = all the quote's contribution
+ *   partners). An id not in the quote → IMPACT_PARTNER_NOT_FOUND at /contribution/impactPartnerIds/i
+ *   (the first such i). Entries follow the quote's partner order, whatever the request order, so
+ *   the same set always splits the same way. No partners in the quote → NO_CONTRIBUTION_PARTNERS.
+ * Every entry carries the raw rates (impactSalesTaxRate = ti, serviceFeeSalesTaxRate = tf) in
+ * shortest form; amounts have exactly the currency's minor-unit decimals. Σ of all credit entries
+ * = credits.amount and Σ of all contribution entries = contribution.amount, exactly; allocating
+ * exactly credits.amounts.total reproduces the quote's amounts.
+ */
+export function splitAllocation(quote: LockedQuote, request: AllocationRequest): AllocationSplit {
+  const digits = quote.minorUnits
+  const money = (minor: bigint): string => formatDecimal(fromMinorUnits(minor, digits), digits)
+
+  let credits: CreditAllocationEntry[] = []
+  if (request.credits !== undefined) {
+    const section = quote.credits
+    if (section === undefined) throw new DomainError('NO_CREDITS_IN_QUOTE', 'the quote has no credits section', '/credits')
+    const paid = paidMinorUnits(request.credits.amount, digits, '/credits/amount')
+    const parts = splitSection(paid, section.taxRates, section.projects.map((project) => project.weight))
+    const impactSalesTaxRate = formatRate(section.taxRates.impactTax)
+    const serviceFeeSalesTaxRate = formatRate(section.taxRates.serviceFeeTax)
+    credits = section.projects.map((project, i) => {
+      const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = parts[i] ?? []
+      const impactAmount = fromMinorUnits(impact, digits)
+      const unitPrice = new Decimal(project.unitPrice)
+      const quantity = unitPrice.isZero() ? new Decimal(0) : roundHalfUp(impactAmount.div(unitPrice), QUANTITY_DECIMALS)
+      return {
+        projectId: project.id,
+        impactPartnerId: project.impactPartnerId,
+        impactAmount: money(impact),
+        impactSalesTaxAmount: money(impactTax),
+        impactSalesTaxRate,
+        serviceFeeAmount: money(serviceFee),
+        serviceFeeSalesTaxAmount: money(serviceFeeTax),
+        serviceFeeSalesTaxRate,
+        quantityTonnes: formatDecimal(quantity, QUANTITY_DECIMALS),
+      }
+    })
+  }
+
+  let contributions: ContributionAllocationEntry[] = []
+  if (request.contribution !== undefined) {
+    const section = quote.contribution
+    const paid = paidMinorUnits(request.contribution.amount, digits, '/contribution/amount')
+    if (section.impactPartnerIds.length === 0) {
+      throw new DomainError('NO_CONTRIBUTION_PARTNERS', 'the quote has no contribution partners', '/contribution')
+    }
+    const requested = request.contribution.impactPartnerIds ?? []
+    requested.forEach((id, i) => {
+      if (!section.impactPartnerIds.includes(id)) {
+        throw new DomainError('IMPACT_PARTNER_NOT_FOUND', 'impact partner not found in quote', `/contribution/impactPartnerIds/${i}`)
+      }
+    })
+    const chosen = requested.length === 0 ? section.impactPartnerIds : section.impactPartnerIds.filter((id) => requested.includes(id))
+    const parts = splitSection(paid, section.taxRates, chosen.map(() => '1'))
+    const impactSalesTaxRate = formatRate(section.taxRates.impactTax)
+    const serviceFeeSalesTaxRate = formatRate(section.taxRates.serviceFeeTax)
+    contributions = chosen.map((impactPartnerId, i) => {
+      const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = parts[i] ?? []
+      return {
+        impactPartnerId,
+        impactAmount: money(impact),
+        impactSalesTaxAmount: money(impactTax),
+        impactSalesTaxRate,
+        serviceFeeAmount: money(serviceFee),
+        serviceFeeSalesTaxAmount: money(serviceFeeTax),
+        serviceFeeSalesTaxRate,
+      }
+    })
+  }
+
+  return { currencyCode: quote.currencyCode, credits, contributions }
+}
+
+/** Negates a formatted amount without reformatting it; zero stays unsigned ("0.00", never "-0.00"). */
+function negate(amount: string): string {
+  if (amount.startsWith('-')) return amount.slice(1)
+  return new Decimal(amount).isZero() ? amount : `-${amount}`
+}
+
+/**
+ * The reversal of an allocation (DESIGN.md §9): the same entries in the same order with every
+ * amount and quantity negated, rates unchanged, zero amounts unsigned. Σ of the reversal = −Σ of
+ * the original exactly, and reversing twice gives the original back.
+ */
+export function reverseAllocation(split: AllocationSplit): AllocationSplit {
+  const amounts = <T extends { impactAmount: string; impactSalesTaxAmount: string; serviceFeeAmount: string; serviceFeeSalesTaxAmount: string }>(entry: T): T => ({
+    ...entry,
+    impactAmount: negate(entry.impactAmount),
+    impactSalesTaxAmount: negate(entry.impactSalesTaxAmount),
+    serviceFeeAmount: negate(entry.serviceFeeAmount),
+    serviceFeeSalesTaxAmount: negate(entry.serviceFeeSalesTaxAmount),
+  })
+  return {
+    currencyCode: split.currencyCode,
+    credits: split.credits.map((entry) => ({ ...amounts(entry), quantityTonnes: negate(entry.quantityTonnes) })),
+    contributions: split.contributions.map(amounts),
+  }
+}

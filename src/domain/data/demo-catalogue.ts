@@ -1,0 +1,74 @@
+// ILLUSTRATIVE demo catalogue (DESIGN.md §6.3, domain-data.md §6.3): fictional partners and
+// type-exemplar projects with indicative prices. Not live offerings; operators import their own.
+import type { CreditProject, ImpactPartner, PartnerImages } from '../types.js'
+
+const images = (slug: string, groups: readonly ('logos' | 'thumbnails' | 'backgrounds')[]): PartnerImages => {
+  const size = { logos: [256, 256], thumbnails: [400, 300], backgrounds: [1600, 900] } as const
+  return Object.fromEntries(
+    groups.map((group) => [group, [{ path: `/demo/images/${slug}-${group}.png`, type: 'default', width: size[group][0], height: size[group][1] }]]),
+  )
+}
+
+export const DEMO_PARTNER_IDS = {
+  verdantRemovals: 'a70c08e2-740d-4424-a1d9-f0c8daa2f576',
+  forestGuardians: 'f56adc20-bb37-4683-ac1e-02e15bcd1a0d',
+  durableCarbon: 'e5634ffa-7111-4281-8666-b037ecf09889',
+  rewildTrust: '5f2eb30d-97a0-42fe-a570-a00e2ff79cd2',
+  oceanCommons: '672ef610-b780-416d-a4e8-b1d50dc79fcd',
+} as const
+
+/** Demo impact partners (fictional names): three credits partners, two contribution partners. */
+export const DEMO_IMPACT_PARTNERS: readonly ImpactPartner[] = [
+  {
+    id: DEMO_PARTNER_IDS.verdantRemovals, kind: 'credits', name: 'Verdant Removals (demo)',
+    shortDescription: 'Illustrative partner for nature-based carbon removal projects.',
+    images: images('verdant-removals', ['logos', 'thumbnails', 'backgrounds']), priority: 30, active: true,
+  },
+  {
+    id: DEMO_PARTNER_IDS.forestGuardians, kind: 'credits', name: 'Forest Guardians (demo)',
+    shortDescription: 'Illustrative partner for avoided-emission projects.',
+    images: images('forest-guardians', ['logos', 'thumbnails', 'backgrounds']), priority: 20, active: true,
+  },
+  {
+    id: DEMO_PARTNER_IDS.durableCarbon, kind: 'credits', name: 'Durable Carbon (demo)',
+    shortDescription: 'Illustrative partner for durable carbon removal.',
+    images: images('durable-carbon', ['logos', 'thumbnails']), priority: 10, active: true,
+  },
+  {
+    id: DEMO_PARTNER_IDS.rewildTrust, kind: 'contribution', name: 'Rewild Trust (demo)',
+    shortDescription: 'Illustrative charity restoring native habitats.',
+    images: images('rewild-trust', ['logos', 'thumbnails']), priority: 20, active: true,
+  },
+  {
+    id: DEMO_PARTNER_IDS.oceanCommons, kind: 'contribution', name: 'Ocean Commons (demo)',
+    shortDescription: 'Illustrative charity protecting coastal ecosystems.',
+    images: images('ocean-commons', ['logos']), priority: 10, active: true,
+  },
+]
+
+const project = (
+  id: string, impactPartnerId: string, name: string, shortDescription: string,
+  countryCode: string | null, price: string, priceCurrency: string, priority: number,
+): CreditProject => ({
+  id, impactPartnerId, name, shortDescription, type: 'carbonCredits',
+  location: { countryCode, state: null }, price, priceCurrency, priority, weight: null, active: true,
+})
+
+/**
+ * Demo credit projects: the types and countries of domain-data.md §6.3 with its indicative prices
+ * per tCO2e (USD, and GBP 23.30 for the UK woodland: the 2023 WCC volume-weighted average).
+ */
+export const DEMO_CREDIT_PROJECTS: readonly CreditProject[] = [
+  project('1bac135c-c299-4e11-9883-d3be61f1e0de', DEMO_PARTNER_IDS.verdantRemovals, 'Agroforestry restoration, Rwanda (demo)',
+    'Nature-based removal (ARR, VM0047 type).', 'RWA', '25.00', 'USD', 50),
+  project('3293bbcf-7f71-471c-bd6c-b4bb57602af1', DEMO_PARTNER_IDS.verdantRemovals, 'Mangrove restoration, Sri Lanka (demo)',
+    'Blue-carbon removal (VM0033 type).', 'LKA', '30.00', 'USD', 40),
+  project('88fa3871-7949-49aa-a414-c620f1095eb2', DEMO_PARTNER_IDS.forestGuardians, 'Forest conservation, Kenya (demo)',
+    'Nature-based avoidance (REDD+ type).', 'KEN', '10.00', 'USD', 30),
+  project('627c99db-0831-4be5-a344-021a5bfe1fb7', DEMO_PARTNER_IDS.forestGuardians, 'Clean cooking, Rwanda (demo)',
+    'Avoidance through efficient household stoves (VM0050 type).', 'RWA', '8.00', 'USD', 20),
+  project('13756b9a-9d6a-4e2d-ad1f-b88dd0ba9856', DEMO_PARTNER_IDS.verdantRemovals, 'UK woodland creation (demo)',
+    'Nature-based removal (Woodland Carbon Code type).', 'GBR', '23.30', 'GBP', 10),
+  project('fc21c9f7-42ba-4857-b0f6-8a5931369690', DEMO_PARTNER_IDS.durableCarbon, 'Biochar, durable removal (demo)',
+    'Durable removal (biochar type).', null, '150.00', 'USD', 5),
+]

@@ -1,0 +1,199 @@
+// Localised, ready-to-show equivalents of a footprint (DESIGN.md §6.2). Constants: domain-data.md §2.
+import type { Equivalent, Footprint } from './types.js'
+import { Decimal, roundHalfUp } from './money.js'
+
+/** The locales we write sentences for; the first of each language is its fallback. */
+export const SUPPORTED_LOCALES: readonly string[] = ['en-GB', 'en-US', 'de-DE', 'fr-FR', 'es-ES', 'it-IT', 'nl-NL', 'sv-SE']
+export const DEFAULT_LOCALE = 'en-GB'
+
+/** EPA: 3.93e-4 t CO2e per mile by an average gasoline passenger vehicle. */
+export const CAR_GRAMS_PER_MILE = '393'
+/** 393 g/mile ÷ 1.609344 km/mile, as DESIGN.md §6.2 fixes it. */
+export const CAR_GRAMS_PER_KM = '244.2'
+/** EPA: 1.24e-5 t CO2 per smartphone charged. */
+export const PHONE_GRAMS_PER_CHARGE = '12.4'
+/** EPA: 0.060 t CO2 per urban tree seedling grown for 10 years = 60,000 g over 3,652.5 days. */
+export const TREE_GRAMS_PER_10_YEARS = '60000'
+export const DAYS_PER_10_YEARS = '3652.5'
+/** An assumed car parking space of 2.5 m × 5.0 m. */
+export const PARKING_SPACE_SQUARE_METRES = '12.5'
+/** A doubles tennis court, 23.77 m × 10.97 m (ITF Rules of Tennis). */
+export const TENNIS_COURT_SQUARE_METRES = '260.7569'
+
+type Plural = Intl.LDMLPluralRule
+type Count = (count: string, plural: Plural) => string
+
+interface LocaleText {
+  readonly distanceUnit: 'mile' | 'kilometer'
+  readonly unitDisplay: 'long' | 'short'
+  readonly car: Count
+  readonly phone: Count
+  readonly tree: Count
+  readonly parkingSpace: Count
+  readonly tennisCourt: Count
+}
+
+const one = (plural: Plural, singular: string, other: string): string => (plural === 'one' ? singular : other)
+
+const english = (car: string): LocaleText => ({
+  distanceUnit: 'mile',
+  unitDisplay: 'long',
+  car: (d) => `That's about the same as driving an average ${car} for ${d}.`,
+  phone: (n, p) => (p === 'one' ? "That's about the same as charging a smartphone once." : `That's about the same as charging a smartphone ${n} times.`),
+  tree: (n, p) => `That's about as much CO₂ as a tree seedling absorbs in ${n} ${one(p, 'day', 'days')}.`,
+  parkingSpace: (n, p) => `That's about the area of ${n} ${one(p, 'parking space', 'parking spaces')}.`,
+  tennisCourt: (n, p) => `That's about the area of ${n} ${one(p, 'tennis court', 'tennis courts')}.`,
+})
+
+const TEXTS: Readonly<Record<string, LocaleText>> = {
+  'en-GB': english('petrol car'),
+  'en-US': english('gas-powered car'),
+  'de-DE': {
+    distanceUnit: 'kilometer',
+    unitDisplay: 'short',
+    car: (d) => `Das entspricht etwa einer Fahrt von ${d} mit einem durchschnittlichen Benzinauto.`,
+    phone: (n, p) => `Das entspricht etwa ${n} ${one(p, 'Smartphone-Ladung', 'Smartphone-Ladungen')}.`,
+    tree: (n, p) => `Das ist etwa so viel CO₂, wie ein Baumsetzling in ${n} ${one(p, 'Tag', 'Tagen')} aufnimmt.`,
+    parkingSpace: (n, p) => `Das entspricht etwa der Fläche von ${n} ${one(p, 'Parkplatz', 'Parkplätzen')}.`,
+    tennisCourt: (n, p) => `Das entspricht etwa der Fläche von ${n} ${one(p, 'Tennisplatz', 'Tennisplätzen')}.`,
+  },
+  'fr-FR': {
+    distanceUnit: 'kilometer',
+    unitDisplay: 'short',
+    car: (d, p) => `Cela équivaut à environ ${d} ${one(p, 'parcouru', 'parcourus')} avec une voiture essence moyenne.`,
+    phone: (n, p) => `Cela équivaut à environ ${n} ${one(p, 'recharge', 'recharges')} de smartphone.`,
+    tree: (n, p) => `C’est à peu près la quantité de CO₂ qu’un jeune arbre absorbe en ${n} ${one(p, 'jour', 'jours')}.`,
+    parkingSpace: (n, p) => `Cela correspond à peu près à la surface de ${n} ${one(p, 'place', 'places')} de parking.`,
+    tennisCourt: (n, p) => `Cela correspond à peu près à la surface de ${n} ${one(p, 'court', 'courts')} de tennis.`,
+  },
+  'es-ES': {
+    distanceUnit: 'kilometer',
+    unitDisplay: 'short',
+    car: (d) => `Equivale a recorrer aproximadamente ${d} en un coche de gasolina medio.`,
+    phone: (n, p) => `Equivale aproximadamente a cargar un smartphone ${n} ${one(p, 'vez', 'veces')}.`,
+    tree: (n, p) => `Es aproximadamente el CO₂ que absorbe un árbol joven en ${n} ${one(p, 'día', 'días')}.`,
+    parkingSpace: (n, p) => `Equivale aproximadamente a la superficie de ${n} ${one(p, 'plaza', 'plazas')} de aparcamiento.`,
+    tennisCourt: (n, p) => `Equivale aproximadamente a la superficie de ${n} ${one(p, 'pista', 'pistas')} de tenis.`,
+  },
+  'it-IT': {
+    distanceUnit: 'kilometer',
+    unitDisplay: 'short',
+    car: (d) => `Equivale a percorrere circa ${d} con un’auto a benzina media.`,
+    phone: (n, p) => `Equivale a ricaricare uno smartphone circa ${n} ${one(p, 'volta', 'volte')}.`,
+    tree: (n, p) => `È all’incirca la CO₂ che un giovane albero assorbe in ${n} ${one(p, 'giorno', 'giorni')}.`,
+    parkingSpace: (n, p) => `Equivale all’incirca alla superficie di ${n} ${one(p, 'posto auto', 'posti auto')}.`,
+    tennisCourt: (n, p) => `Equivale all’incirca alla superficie di ${n} ${one(p, 'campo da tennis', 'campi da tennis')}.`,
+  },
+  'nl-NL': {
+    distanceUnit: 'kilometer',
+    unitDisplay: 'short',
+    car: (d) => `Dat staat gelijk aan ongeveer ${d} rijden met een gemiddelde benzineauto.`,
+    phone: (n) => `Dat staat gelijk aan ongeveer ${n} keer een smartphone opladen.`,
+    tree: (n, p) => `Dat is ongeveer de hoeveelheid CO₂ die een jonge boom in ${n} ${one(p, 'dag', 'dagen')} opneemt.`,
+    parkingSpace: (n, p) => `Dat is ongeveer de oppervlakte van ${n} ${one(p, 'parkeerplaats', 'parkeerplaatsen')}.`,
+    tennisCourt: (n, p) => `Dat is ongeveer de oppervlakte van ${n} ${one(p, 'tennisbaan', 'tennisbanen')}.`,
+  },
+  'sv-SE': {
+    distanceUnit: 'kilometer',
+    unitDisplay: 'short',
+    car: (d) => `Det motsvarar att köra ungefär ${d} med en genomsnittlig bensinbil.`,
+    phone: (n, p) => `Det motsvarar att ladda en smartphone ungefär ${n} ${one(p, 'gång', 'gånger')}.`,
+    tree: (n, p) => `Det är ungefär lika mycket koldioxid som ett ungt träd tar upp på ${n} ${one(p, 'dag', 'dagar')}.`,
+    parkingSpace: (n, p) => `Det motsvarar ungefär ytan av ${n} ${one(p, 'parkeringsplats', 'parkeringsplatser')}.`,
+    tennisCourt: (n, p) => `Det motsvarar ungefär ytan av ${n} ${one(p, 'tennisbana', 'tennisbanor')}.`,
+  },
+}
+
+const BY_LOWER_TAG: ReadonlyMap<string, string> = new Map(SUPPORTED_LOCALES.map((tag) => [tag.toLowerCase(), tag]))
+const BY_LANGUAGE: ReadonlyMap<string, string> = new Map(
+  [...SUPPORTED_LOCALES].reverse().map((tag) => [tag.slice(0, tag.indexOf('-')).toLowerCase(), tag]),
+)
+
+/**
+ * The supported locale to use for a requested tag: the exact tag (case-insensitive, "_" accepted
+ * for "-"), else the first supported locale of the same language ("de-AT" → "de-DE",
+ * "en-AU" → "en-GB"), else "en-GB" (spec 4.1). Undefined or blank → "en-GB".
+ */
+export function resolveLocale(requested: string | undefined): string {
+  if (requested === undefined) return DEFAULT_LOCALE
+  const tag = requested.trim().replace(/_/g, '-').toLowerCase()
+  const exact = BY_LOWER_TAG.get(tag)
+  if (exact !== undefined) return exact
+  const language = tag.split('-')[0] ?? ''
+  return BY_LANGUAGE.get(language) ?? DEFAULT_LOCALE
+}
+
+// Intl objects are costly to build and this runs on every quote: cache them per locale and scale.
+const numberFormats = new Map<string, Intl.NumberFormat>()
+const pluralRules = new Map<string, Intl.PluralRules>()
+
+function numberFormat(locale: string, digits: number, unit?: { unit: string; display: 'long' | 'short' }): Intl.NumberFormat {
+  const key = `${locale}|${digits}|${unit?.unit ?? ''}|${unit?.display ?? ''}`
+  let format = numberFormats.get(key)
+  if (format === undefined) {
+    format = new Intl.NumberFormat(locale, {
+      minimumFractionDigits: 0,
+      maximumFractionDigits: digits,
+      ...(unit === undefined ? {} : { style: 'unit', unit: unit.unit, unitDisplay: unit.display }),
+    })
+    numberFormats.set(key, format)
+  }
+  return format
+}
+
+function pluralOf(locale: string, digits: number, value: number): Plural {
+  const key = `${locale}|${digits}`
+  let rules = pluralRules.get(key)
+  if (rules === undefined) {
+    rules = new Intl.PluralRules(locale, { minimumFractionDigits: 0, maximumFractionDigits: digits })
+    pluralRules.set(key, rules)
+  }
+  return rules.select(value)
+}
+
+/** Display scale of an equivalent: 2 dp below 1, 1 dp below 10, whole numbers from 10 up. */
+export function displayDigits(value: Decimal): number {
+  const magnitude = value.abs()
+  return magnitude.lessThan(1) ? 2 : magnitude.lessThan(10) ? 1 : 0
+}
+
+function equivalent(
+  key: string,
+  exact: Decimal,
+  locale: string,
+  sentence: Count,
+  unit?: { unit: string; display: 'long' | 'short' },
+): Equivalent {
+  const digits = displayDigits(exact)
+  const value = Number(roundHalfUp(exact, digits).toString())
+  const text = numberFormat(locale, digits, unit).format(value)
+  return { key, value, description: sentence(text, pluralOf(locale, digits, value)) }
+}
+
+/**
+ * Localised equivalents of a footprint, in a fixed key order. `value` is rounded half-up for
+ * display (2 dp below 1, 1 dp below 10, else 0 dp); `description` is a complete sentence with the
+ * same number formatted by Intl for `locale` (pass a resolved locale; others resolve as
+ * resolveLocale does).
+ * - carbon: `car` (miles at 393 g/mile for en-GB/en-US, km at 244.2 g/km elsewhere), `phone`
+ *   (charges at 12.4 g each), `tree` (days of a tree seedling's absorption: 60 kg per 3,652.5 days);
+ * - nature: `parkingSpace` (12.5 m² each) and `tennisCourt` (260.7569 m² each).
+ */
+export function describeEquivalents(footprint: Footprint, locale: string): Equivalent[] {
+  const resolved = resolveLocale(locale)
+  const text = TEXTS[resolved] ?? (TEXTS[DEFAULT_LOCALE] as LocaleText)
+  if (footprint.kind === 'nature') {
+    const area = new Decimal(footprint.areaSquareMetres)
+    return [
+      equivalent('parkingSpace', area.div(PARKING_SPACE_SQUARE_METRES), resolved, text.parkingSpace),
+      equivalent('tennisCourt', area.div(TENNIS_COURT_SQUARE_METRES), resolved, text.tennisCourt),
+    ]
+  }
+  const grams = new Decimal(footprint.co2eGrams)
+  const perDistance = text.distanceUnit === 'mile' ? CAR_GRAMS_PER_MILE : CAR_GRAMS_PER_KM
+  return [
+    equivalent('car', grams.div(perDistance), resolved, text.car, { unit: text.distanceUnit, display: text.unitDisplay }),
+    equivalent('phone', grams.div(PHONE_GRAMS_PER_CHARGE), resolved, text.phone),
+    equivalent('tree', grams.times(DAYS_PER_10_YEARS).div(TREE_GRAMS_PER_10_YEARS), resolved, text.tree),
+  ]
+}

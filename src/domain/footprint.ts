@@ -1,0 +1,205 @@
+// Spend-based footprint (DESIGN.md §6.1, §6.7): factor lookup by MCC and merchant country, FX to the
+// factor's base currency, price-year adjustment, then grams/ounces (carbon) or m²/ft² (nature).
+import type { EmissionFactor, FxTable, Footprint, ImpactType, LockedQuote } from './types.js'
+import { Decimal, formatDecimal, roundHalfUp } from './money.js'
+import { convert } from './fx.js'
+import { DomainError } from './errors.js'
+import { yearOf } from './dates.js'
+import { ANY_MCC } from './data/emission-factors.js'
+
+export type FactorMatch = LockedQuote['provenance']['factor']['matchedBy']
+
+/** Exact: the international avoirdupois ounce is 28.349523125 g. */
+export const GRAMS_PER_OUNCE = '28.349523125'
+/** Exact: 1 m² = 1 / 0.3048² ft². */
+export const SQUARE_FEET_PER_SQUARE_METRE = '10.76391041670972'
+
+/** MCC range groups of DESIGN.md §6.1 and the representative MCC each one borrows its factor from. */
+export const MCC_RANGE_GROUPS: readonly { readonly from: number; readonly to: number; readonly mcc: number; readonly name: string }[] = [
+  { from: 3000, to: 3299, mcc: 4511, name: 'airlines' },
+  { from: 3351, to: 3441, mcc: 7512, name: 'car rental' },
+  { from: 3501, to: 3999, mcc: 7011, name: 'hotels' },
+]
+
+/**
+ * US CPI-U annual averages (BLS CUUR0000SA0, M13), corroborated in domain-data.md §1.6. Quotes dated
+ * after the last verified year use that year; before the first, the first.
+ */
+export const US_CPI_U: Readonly<Record<number, string>> = {
+  2019: '255.657',
+  2020: '258.811',
+  2021: '270.970',
+  2022: '292.655',
+  2023: '304.702',
+  2024: '313.689',
+}
+const CPI_YEARS = Object.keys(US_CPI_U).map(Number)
+const FIRST_CPI_YEAR = Math.min(...CPI_YEARS)
+const LAST_CPI_YEAR = Math.max(...CPI_YEARS)
+
+function isDefaultRow(factor: EmissionFactor): boolean {
+  return factor.mccFrom <= ANY_MCC.from && factor.mccTo >= ANY_MCC.to
+}
+
+interface FactorIndex {
+  /** Non-default rows by `${kind}|${region}`, in input order. */
+  readonly specific: ReadonlyMap<string, readonly EmissionFactor[]>
+  readonly defaults: ReadonlyMap<string, readonly EmissionFactor[]>
+}
+
+// Factor sets are long-lived arrays (defaults, or operator rows + defaults built once), so index once.
+const indexes = new WeakMap<readonly EmissionFactor[], FactorIndex>()
+
+function indexOf(factors: readonly EmissionFactor[]): FactorIndex {
+  let index = indexes.get(factors)
+  if (index === undefined) {
+    const specific = new Map<string, EmissionFactor[]>()
+    const defaults = new Map<string, EmissionFactor[]>()
+    for (const factor of factors) {
+      const target = isDefaultRow(factor) ? defaults : specific
+      const key = `${factor.kind}|${factor.region}`
+      const list = target.get(key)
+      if (list === undefined) target.set(key, [factor])
+      else list.push(factor)
+    }
+    index = { specific, defaults }
+    indexes.set(factors, index)
+  }
+  return index
+}
+
+/** The narrowest row covering `mcc`; among equally narrow rows, the earliest. */
+function narrowest(rows: readonly EmissionFactor[] | undefined, mcc: number): EmissionFactor | undefined {
+  let best: EmissionFactor | undefined
+  for (const row of rows ?? []) {
+    if (mcc < row.mccFrom || mcc > row.mccTo) continue
+    if (best === undefined || row.mccTo - row.mccFrom < best.mccTo - best.mccFrom) best = row
+  }
+  return best
+}
+
+/** Parses a 4-digit MCC; throws `INVALID_MCC` (path /merchant/mcc) otherwise. */
+export function parseMcc(mcc: string): number {
+  if (!/^\d{4}$/.test(mcc)) throw new DomainError('INVALID_MCC', 'mcc must be 4 digits', '/merchant/mcc')
+  return Number(mcc)
+}
+
+/**
+ * Finds the factor for an MCC and merchant country (DESIGN.md §6.1), in this order:
+ * 1. `mcc-country`: a row of `kind` for the merchant's country (alpha-3) whose MCC span covers `mcc`;
+ * 2. `mcc-world`: the same for region WORLD;
+ * 3. `mcc-range`: for airlines 3000–3299, car rental 3351–3441 and hotels 3501–3999, steps 1–2 for
+ *    the representative MCC 4511, 7512 or 7011;
+ * 4. `default`: a row spanning every MCC (mccFrom 0, mccTo 9999) for the country, else for WORLD.
+ * Within a step, the row with the narrowest MCC span wins and, among equals, the earliest in
+ * `factors`. Operator-imported rows are passed ahead of DEFAULT_EMISSION_FACTORS, so they win over a
+ * default row of the same span; a broad operator range does not beat a default single-MCC row.
+ * Spanning rows are only ever used in step 4. Throws `INVALID_MCC` for a malformed MCC and an Error
+ * when the set has no default row for `kind` (a data error).
+ */
+export function findFactor(
+  factors: readonly EmissionFactor[],
+  kind: ImpactType,
+  mcc: string,
+  merchantCountryAlpha3: string,
+): { factor: EmissionFactor; matchedBy: FactorMatch } {
+  const code = parseMcc(mcc)
+  const { specific, defaults } = indexOf(factors)
+  const lookup = (target: number): EmissionFactor | undefined =>
+    narrowest(specific.get(`${kind}|${merchantCountryAlpha3}`), target) ?? narrowest(specific.get(`${kind}|WORLD`), target)
+
+  const countryRow = narrowest(specific.get(`${kind}|${merchantCountryAlpha3}`), code)
+  if (countryRow !== undefined) return { factor: countryRow, matchedBy: 'mcc-country' }
+  const worldRow = narrowest(specific.get(`${kind}|WORLD`), code)
+  if (worldRow !== undefined) return { factor: worldRow, matchedBy: 'mcc-world' }
+  const group = MCC_RANGE_GROUPS.find((range) => code >= range.from && code <= range.to)
+  const groupRow = group === undefined ? undefined : lookup(group.mcc)
+  if (groupRow !== undefined) return { factor: groupRow, matchedBy: 'mcc-range' }
+  const fallback = defaults.get(`${kind}|${merchantCountryAlpha3}`)?.[0] ?? defaults.get(`${kind}|WORLD`)?.[0]
+  if (fallback === undefined) throw new Error(`factor set has no default ${kind} row (MCC ${ANY_MCC.from}-${ANY_MCC.to}, WORLD)`)
+  return { factor: fallback, matchedBy: 'default' }
+}
+
+/**
+ * Price-year adjustment applied to spend already converted to the factor's base currency.
+ * USD factors: CPI-U(priceYear) / CPI-U(quote year), the quote year clamped to 2019–2024 (the
+ * verified CPI years), at full precision. Other base currencies (EXIOBASE EUR 2019, illustrative
+ * nature factors): "1" — no HICP series is embedded, so EUR spend is used at nominal value.
+ */
+export function deflatorFor(factor: Pick<EmissionFactor, 'baseCurrency' | 'priceYear'>, date: string): Decimal {
+  const basis = US_CPI_U[factor.priceYear]
+  if (factor.baseCurrency !== 'USD' || basis === undefined) return new Decimal(1)
+  const year = Math.min(Math.max(yearOf(date), FIRST_CPI_YEAR), LAST_CPI_YEAR)
+  return new Decimal(basis).div(US_CPI_U[year] ?? basis)
+}
+
+export interface FootprintInput {
+  readonly kind: ImpactType
+  /** Transaction amount in major units of `currencyCode`, > 0. */
+  readonly amount: Decimal
+  readonly currencyCode: string
+  readonly mcc: string
+  /** ISO 3166-1 alpha-3. */
+  readonly merchantCountry: string
+  /** "YYYY-MM-DD" (UTC), the quote date. */
+  readonly date: string
+}
+
+export interface FootprintEstimate {
+  readonly footprint: Footprint
+  readonly provenance: LockedQuote['provenance']['factor']
+  readonly fx: LockedQuote['provenance']['fx']
+  readonly deflator: string
+}
+
+/**
+ * Estimates a transaction's footprint:
+ * spend = amount × fx(currency → factor base) × deflator, then
+ * - carbon: kg CO2e = spend × (value + tailpipeValue); `co2eGrams` = kg × 1000 rounded half-up to
+ *   1 dp; `co2eOunces` = unrounded grams / 28.349523125, half-up to 2 dp;
+ * - nature: m² = spend × value, half-up to 2 dp; ft² = unrounded m² × 10.76391041670972, 2 dp.
+ * No other rounding happens. Returns the provenance a quote locks (factor, FX rate and date,
+ * deflator). Throws `INVALID_MCC` and `UNSUPPORTED_CURRENCY` from the lookups.
+ */
+export function estimateFootprint(input: FootprintInput, factors: readonly EmissionFactor[], fx: FxTable): FootprintEstimate {
+  const { factor, matchedBy } = findFactor(factors, input.kind, input.mcc, input.merchantCountry)
+  const conversion = convert(input.amount, input.currencyCode, factor.baseCurrency, fx)
+  const deflator = deflatorFor(factor, input.date)
+  const spend = conversion.amount.times(deflator)
+
+  let footprint: Footprint
+  if (input.kind === 'carbon') {
+    const kgPerUnit = new Decimal(factor.value).plus(factor.tailpipeValue ?? '0')
+    const grams = spend.times(kgPerUnit).times(1000)
+    footprint = {
+      kind: 'carbon',
+      co2eGrams: formatDecimal(roundHalfUp(grams, 1), 1),
+      co2eOunces: formatDecimal(roundHalfUp(grams.div(GRAMS_PER_OUNCE), 2), 2),
+    }
+  } else {
+    const squareMetres = spend.times(factor.value)
+    footprint = {
+      kind: 'nature',
+      areaSquareMetres: formatDecimal(roundHalfUp(squareMetres, 2), 2),
+      areaSquareFeet: formatDecimal(roundHalfUp(squareMetres.times(SQUARE_FEET_PER_SQUARE_METRE), 2), 2),
+    }
+  }
+
+  return {
+    footprint,
+    provenance: {
+      id: factor.id,
+      source: factor.source,
+      version: factor.version,
+      region: factor.region,
+      mcc: input.mcc,
+      matchedBy,
+      value: factor.value,
+      ...(factor.tailpipeValue === undefined ? {} : { tailpipeValue: factor.tailpipeValue }),
+      baseCurrency: factor.baseCurrency,
+      priceYear: factor.priceYear,
+    },
+    fx: { from: input.currencyCode, to: factor.baseCurrency, rate: conversion.rate, date: fx.date, source: fx.source },
+    deflator: deflator.toString(),
+  }
+}

@@ -1,0 +1,157 @@
+// Money arithmetic for the whole service: the configured Decimal, ISO 4217 minor units, rounding at
+// named points and the exact largest-remainder split (DESIGN.md §5). The only importer of decimal.js.
+import { Decimal as DecimalJs } from 'decimal.js'
+import currencyCodes from 'currency-codes'
+import { DomainError } from './errors.js'
+
+/**
+ * The service's Decimal: 50 significant digits, ROUND_HALF_UP (ties away from zero), plain notation
+ * for exponents in [-40, 40] so `toString()` never emits "1e-7" for the figures we handle.
+ * Build instances from strings, bigints or other Decimals, never from JS floats.
+ */
+export const Decimal = DecimalJs.clone({
+  precision: 50,
+  rounding: DecimalJs.ROUND_HALF_UP,
+  toExpNeg: -40,
+  toExpPos: 40,
+})
+export type Decimal = DecimalJs
+
+const TEN = new Decimal(10)
+
+// currency-codes' own lookup is a linear scan; index it once at load.
+const DIGITS_BY_CODE: ReadonlyMap<string, number> = new Map(
+  currencyCodes.data
+    .filter((record) => Number.isInteger(record.digits))
+    .map((record) => [record.code, record.digits]),
+)
+
+/**
+ * ISO 4217 minor-unit digits of a currency (JPY 0, GBP 2, KWD 3, CLF 4), from `currency-codes`.
+ * Input must be the upper-case alpha code. Throws `UNSUPPORTED_CURRENCY` for unknown codes and for
+ * codes ISO lists without minor units (funds and metals such as XAU report no digits).
+ */
+export function minorUnitsOf(currencyCode: string): number {
+  const digits = DIGITS_BY_CODE.get(currencyCode)
+  if (digits === undefined) {
+    throw new DomainError('UNSUPPORTED_CURRENCY', `unsupported currency ${JSON.stringify(currencyCode)}`)
+  }
+  return digits
+}
+
+/**
+ * Parses a decimal string (or passes a Decimal through). Throws `AMOUNT_OUT_OF_RANGE` at `path`
+ * when the value is not a finite decimal number. No rounding.
+ */
+export function parseDecimal(value: string | Decimal, path?: string): Decimal {
+  let parsed: Decimal
+  try {
+    parsed = typeof value === 'string' ? new Decimal(value.trim()) : value
+  } catch {
+    throw new DomainError('AMOUNT_OUT_OF_RANGE', 'amount must be a finite decimal number', path)
+  }
+  if (!parsed.isFinite()) {
+    throw new DomainError('AMOUNT_OUT_OF_RANGE', 'amount must be a finite decimal number', path)
+  }
+  return parsed
+}
+
+/**
+ * Converts an amount in major units to an integer count of minor units, exactly (no rounding).
+ * Throws `AMOUNT_PRECISION` at `path` when the amount has more decimals than `digits`, and
+ * `AMOUNT_OUT_OF_RANGE` when it is not finite. Negative amounts convert to negative counts.
+ */
+export function toMinorUnits(amount: Decimal, digits: number, path?: string): bigint {
+  if (!amount.isFinite()) {
+    throw new DomainError('AMOUNT_OUT_OF_RANGE', 'amount must be a finite decimal number', path)
+  }
+  if (amount.decimalPlaces() > digits) {
+    throw new DomainError('AMOUNT_PRECISION', `amount must have at most ${digits} decimal places`, path)
+  }
+  return BigInt(amount.times(TEN.pow(digits)).toFixed(0))
+}
+
+/** Converts an integer count of minor units back to major units, exactly: 1260n, 2 → 12.6. */
+export function fromMinorUnits(minor: bigint, digits: number): Decimal {
+  return new Decimal(minor).div(TEN.pow(digits))
+}
+
+/**
+ * Rounds to `digits` decimal places, half-up (ties away from zero: 0.125 → 0.13, −0.125 → −0.13).
+ * The single rounding primitive; callers name the point at which they round.
+ */
+export function roundHalfUp(value: Decimal, digits: number): Decimal {
+  return value.toDecimalPlaces(digits, Decimal.ROUND_HALF_UP)
+}
+
+/**
+ * Formats with exactly `digits` decimals (half-up if more are present), never in exponent notation
+ * and never as a negative zero ("-0.00" becomes "0.00").
+ */
+export function formatDecimal(value: Decimal, digits: number): string {
+  const text = value.toFixed(digits, Decimal.ROUND_HALF_UP)
+  return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text
+}
+
+/**
+ * A rate or weight as its shortest exact decimal string: "0.20" → "0.2", "0.149750" → "0.14975",
+ * "-0" → "0". Used for the raw tax rates carried on quotes and allocation entries.
+ */
+export function formatRate(value: Decimal | string): string {
+  const decimal = typeof value === 'string' ? new Decimal(value) : value
+  return decimal.isZero() ? '0' : decimal.toString()
+}
+
+/**
+ * Splits `total` minor units into one part per weight so that the parts sum to `total` exactly
+ * (DESIGN.md §5): each part is floor(total·wᵢ/Σw), then the leftover units go one each to the parts
+ * with the largest remainders, ties to the lower index. Every part is within one minor unit of its
+ * exact share, zero-weight parts get 0, and the result is deterministic.
+ *
+ * Weights are non-negative decimals (strings or Decimals, any scale); they are scaled to integers
+ * so the arithmetic is exact bigint arithmetic. A negative total is split as −split(−total), so a
+ * reversal mirrors the original exactly. Throws a RangeError when a weight is negative or not
+ * finite, or when every weight is zero (a programming error, not a request error).
+ */
+export function splitByWeights(total: bigint, weights: readonly (Decimal | string)[]): bigint[] {
+  if (total < 0n) return splitByWeights(-total, weights).map((part) => -part)
+  const decimals = weights.map((weight) => (typeof weight === 'string' ? new Decimal(weight) : weight))
+  let scale = 0
+  for (const weight of decimals) {
+    if (!weight.isFinite() || (weight.isNegative() && !weight.isZero())) {
+      throw new RangeError(`split weights must be finite and non-negative, got ${weight.toString()}`)
+    }
+    scale = Math.max(scale, weight.decimalPlaces())
+  }
+  const factor = TEN.pow(scale)
+  const scaled = decimals.map((weight) => BigInt(weight.times(factor).toFixed(0)))
+  const sum = scaled.reduce((acc, weight) => acc + weight, 0n)
+  if (sum === 0n) throw new RangeError('split weights must not all be zero')
+
+  const parts: bigint[] = []
+  const remainders: bigint[] = []
+  let allocated = 0n
+  for (const weight of scaled) {
+    const product = total * weight
+    parts.push(product / sum)
+    remainders.push(product % sum)
+    allocated += product / sum
+  }
+  let leftover = total - allocated
+  if (leftover > 0n) {
+    const order = remainders
+      .map((remainder, index) => ({ remainder, index }))
+      .sort((a, b) => (a.remainder === b.remainder ? a.index - b.index : a.remainder > b.remainder ? -1 : 1))
+    for (const { index } of order) {
+      if (leftover === 0n) break
+      parts[index] = (parts[index] ?? 0n) + 1n
+      leftover -= 1n
+    }
+  }
+  return parts
+}
+
+/** Sum of minor-unit parts. */
+export function sumMinor(parts: readonly bigint[]): bigint {
+  return parts.reduce((acc, part) => acc + part, 0n)
+}

@@ -1,0 +1,252 @@
+// Turns a purchase into a locked quote (DESIGN.md §6.5, §6.8): footprint, equivalents, tax, credits
+// total and its exact split, contribution rates and partners. Pure: the date and data are inputs.
+import type {
+  ConsumerLocation,
+  CreditAmounts,
+  CreditProject,
+  EffectiveRates,
+  EmissionFactor,
+  FxTable,
+  ImpactPartner,
+  ImpactType,
+  LockedQuote,
+  MerchantLocation,
+  QuotedProject,
+  SectionTaxRates,
+} from './types.js'
+import { Decimal, formatDecimal, fromMinorUnits, minorUnitsOf, parseDecimal, roundHalfUp, splitByWeights, toMinorUnits } from './money.js'
+import { DomainError } from './errors.js'
+import { convert, isPricedCurrency } from './fx.js'
+import { isKnownCountry } from './countries.js'
+import { assertIsoDate } from './dates.js'
+import { estimateFootprint, parseMcc } from './footprint.js'
+import { describeEquivalents, resolveLocale } from './equivalents.js'
+import { projectWeight, selectContributionPartners, selectCreditProjects } from './projects.js'
+import { TAX_RULE_SET, resolveJurisdiction, taxRatesFor } from './tax.js'
+
+export interface QuoteInput {
+  readonly impactType: ImpactType
+  /** Transaction amount in major units, a decimal string > 0 with at most the currency's minor units. */
+  readonly amount: string
+  readonly currencyCode: string
+  /** 4 digits: merchant.mcc, else the organisation's MCC (resolved by the caller). */
+  readonly mcc: string
+  readonly merchant: MerchantLocation
+  readonly consumer: ConsumerLocation
+  readonly locale?: string | undefined
+  readonly matchConsumerLocation: boolean
+  /** f: the organisation's service fee as a proportion of impact, e.g. "0.2". */
+  readonly serviceFeeRate: string
+  /** "YYYY-MM-DD" (UTC): the quote date, for tax rates and the CPI year. */
+  readonly date: string
+}
+
+export interface ReferenceData {
+  /** Operator-imported factors first, then DEFAULT_EMISSION_FACTORS (see findFactor). */
+  readonly factors: readonly EmissionFactor[]
+  readonly fx: FxTable
+  /** Already filtered to the organisation's allowed partners. */
+  readonly partners: readonly ImpactPartner[]
+  readonly projects: readonly CreditProject[]
+}
+
+/** Decimal places kept in effective rates; sums of values at this scale are exact at 50 digits. */
+export const EFFECTIVE_RATE_DECIMALS = 40
+
+/**
+ * The raw split weights of a section, in the order impact, impactTax, serviceFee, serviceFeeTax:
+ * [1, ti, f, f·tf] (exact products). They are proportional to the effective rates (each is the rate
+ * × D); every split of money uses these, never the rounded rates.
+ */
+export function splitWeightsOf(rates: SectionTaxRates): [Decimal, Decimal, Decimal, Decimal] {
+  const serviceFee = new Decimal(rates.serviceFee)
+  return [new Decimal(1), new Decimal(rates.impactTax), serviceFee, serviceFee.times(rates.serviceFeeTax)]
+}
+
+/** D = 1 + ti + f·(1 + tf): the total paid per unit of impact. */
+export function grossFactorOf(rates: SectionTaxRates): Decimal {
+  return splitWeightsOf(rates).reduce((sum, weight) => sum.plus(weight), new Decimal(0))
+}
+
+/**
+ * Effective rates of a section (DESIGN.md §6.5): impactTax = ti/D, serviceFee = f/D,
+ * serviceFeeTax = f·tf/D, each rounded half-up to 40 decimal places, and impact = 1 − those three
+ * (≈ 1/D to within 2e-40). Every value has at most 40 decimals, so the four strings sum to exactly 1
+ * in decimal arithmetic. Strings are in shortest form ("0.8", "0").
+ */
+export function effectiveRatesOf(rates: SectionTaxRates): EffectiveRates {
+  const [, impactTaxWeight, serviceFeeWeight, serviceFeeTaxWeight] = splitWeightsOf(rates)
+  const gross = grossFactorOf(rates)
+  const share = (weight: Decimal): Decimal => roundHalfUp(weight.div(gross), EFFECTIVE_RATE_DECIMALS)
+  const impactTax = share(impactTaxWeight)
+  const serviceFee = share(serviceFeeWeight)
+  const serviceFeeTax = share(serviceFeeTaxWeight)
+  const impact = new Decimal(1).minus(impactTax).minus(serviceFee).minus(serviceFeeTax)
+  const text = (value: Decimal): string => (value.isZero() ? '0' : value.toString())
+  return { impact: text(impact), impactTax: text(impactTax), serviceFee: text(serviceFee), serviceFeeTax: text(serviceFeeTax) }
+}
+
+function validate(input: QuoteInput, fx: FxTable): { amount: Decimal; digits: number; serviceFeeRate: Decimal } {
+  if (!isPricedCurrency(input.currencyCode, fx)) {
+    throw new DomainError('UNSUPPORTED_CURRENCY', `unsupported currency ${JSON.stringify(input.currencyCode)}`, '/transaction/currencyCode')
+  }
+  const digits = minorUnitsOf(input.currencyCode)
+  if (!isKnownCountry(input.consumer.countryCode)) {
+    throw new DomainError('UNKNOWN_COUNTRY', `unknown country ${JSON.stringify(input.consumer.countryCode)}`, '/consumer/countryCode')
+  }
+  if (!isKnownCountry(input.merchant.countryCode)) {
+    throw new DomainError('UNKNOWN_COUNTRY', `unknown country ${JSON.stringify(input.merchant.countryCode)}`, '/merchant/address/countryCode')
+  }
+  parseMcc(input.mcc)
+  const amount = parseDecimal(input.amount, '/transaction/amount')
+  if (!amount.greaterThan(0)) {
+    throw new DomainError('AMOUNT_OUT_OF_RANGE', 'amount must be greater than 0', '/transaction/amount')
+  }
+  toMinorUnits(amount, digits, '/transaction/amount')
+  assertIsoDate(input.date)
+  const serviceFeeRate = new Decimal(input.serviceFeeRate)
+  return { amount, digits, serviceFeeRate }
+}
+
+function partnerDetails(partner: ImpactPartner): LockedQuote['partners'][number] {
+  return { id: partner.id, name: partner.name, shortDescription: partner.shortDescription, images: partner.images }
+}
+
+/** Section amounts as strings, from the exact split of the total in minor units. */
+function amountsOf(total: bigint, rates: SectionTaxRates, digits: number): CreditAmounts {
+  const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = splitByWeights(total, splitWeightsOf(rates))
+  const text = (minor: bigint): string => formatDecimal(fromMinorUnits(minor, digits), digits)
+  return {
+    total: text(total),
+    impact: text(impact),
+    impactTax: text(impactTax),
+    serviceFee: text(serviceFee),
+    serviceFeeTax: text(serviceFeeTax),
+  }
+}
+
+/**
+ * Prices a quote and returns everything a stored quote needs (DESIGN.md §6.8), as plain JSON data.
+ *
+ * Validation (DomainError, with JSON-pointer paths into the quote request): UNSUPPORTED_CURRENCY
+ * (/transaction/currencyCode), UNKNOWN_COUNTRY (/consumer/countryCode,
+ * /merchant/address/countryCode), INVALID_MCC (/merchant/mcc), AMOUNT_OUT_OF_RANGE (≤ 0) and
+ * AMOUNT_PRECISION (too many decimals) at /transaction/amount; NO_CREDIT_PROJECTS for a carbon
+ * quote with no eligible project. `serviceFeeRate` and `date` are configuration: bad values throw
+ * RangeError.
+ *
+ * Credits (carbon only), in the quote currency with its ISO minor units:
+ * - projects: selectCreditProjects over active projects whose partner is in `partners` and active,
+ *   whose price currency can be converted; weights = catalogue weight or "1";
+ * - per-project unitPrice = price converted to the quote currency, rounded half-up to minor units;
+ * - unit.price = Σ wᵢ·priceᵢ (converted, unrounded) / Σ w, rounded half-up to minor units;
+ * - tonnes = co2eGrams (as quoted, 1 dp) / 1,000,000;
+ * - total T = tonnes × unit.price × D rounded half-up to minor units, at least one minor unit;
+ * - amounts = splitByWeights(T, [1, ti, f, f·tf]), so total = impact + impactTax + serviceFee +
+ *   serviceFeeTax exactly, and allocating T reproduces them.
+ * Contribution: impactTax "0", the same f, the jurisdiction's service-fee tax; partners =
+ * selectContributionPartners(partners) (may be empty: allocation then refuses a contribution).
+ * partnerRates: one entry per credits partner (the credits section's rates) and per contribution
+ * partner (the contribution rates). Nature quotes have no credits section.
+ */
+export function priceQuote(input: QuoteInput, reference: ReferenceData): LockedQuote {
+  const { amount, digits, serviceFeeRate } = validate(input, reference.fx)
+  const locale = resolveLocale(input.locale)
+  const estimate = estimateFootprint(
+    {
+      kind: input.impactType,
+      amount,
+      currencyCode: input.currencyCode,
+      mcc: input.mcc,
+      merchantCountry: input.merchant.countryCode,
+      date: input.date,
+    },
+    reference.factors,
+    reference.fx,
+  )
+  const jurisdiction = resolveJurisdiction(input.consumer, input.merchant)
+  const taxRates = taxRatesFor(jurisdiction, input.date, serviceFeeRate)
+
+  const contributionPartners = selectContributionPartners(reference.partners)
+  const contributionRates = effectiveRatesOf(taxRates.contribution)
+  const partnersById = new Map(reference.partners.map((partner) => [partner.id, partner]))
+  const referenced = new Map<string, ImpactPartner>()
+
+  let credits: LockedQuote['credits']
+  if (input.impactType === 'carbon' && estimate.footprint.kind === 'carbon') {
+    const candidates = reference.projects.filter(
+      (project) => partnersById.get(project.impactPartnerId)?.active === true && isPricedCurrency(project.priceCurrency, reference.fx),
+    )
+    const selection = selectCreditProjects(candidates, input.consumer, input.matchConsumerLocation)
+    if (selection.projects.length === 0) {
+      throw new DomainError('NO_CREDIT_PROJECTS', 'no carbon credit projects are available for this quote')
+    }
+    const weights = selection.projects.map((project) => new Decimal(projectWeight(project)))
+    const weightSum = weights.reduce((sum, weight) => sum.plus(weight), new Decimal(0))
+    const converted = selection.projects.map(
+      (project) => convert(new Decimal(project.price), project.priceCurrency, input.currencyCode, reference.fx).amount,
+    )
+    const weightedPrice = converted.reduce((sum, price, i) => sum.plus(price.times(weights[i] ?? 0)), new Decimal(0)).div(weightSum)
+    const unitPrice = roundHalfUp(weightedPrice, digits)
+
+    const projects: QuotedProject[] = selection.projects.map((project, i) => ({
+      id: project.id,
+      impactPartnerId: project.impactPartnerId,
+      name: project.name,
+      shortDescription: project.shortDescription,
+      type: project.type,
+      location: { countryCode: project.location.countryCode, state: project.location.state },
+      unitPrice: formatDecimal(roundHalfUp(converted[i] ?? new Decimal(0), digits), digits),
+      catalogue: { price: project.price, currencyCode: project.priceCurrency },
+      weight: projectWeight(project),
+      weightShare: (weights[i] ?? new Decimal(0)).div(weightSum).toDecimalPlaces(10, Decimal.ROUND_HALF_UP).toString(),
+    }))
+
+    const tonnes = new Decimal(estimate.footprint.co2eGrams).div(1_000_000)
+    const gross = grossFactorOf(taxRates.credits)
+    const oneMinorUnit = 1n
+    const total = toMinorUnits(roundHalfUp(tonnes.times(unitPrice).times(gross), digits), digits)
+    const impactPartnerIds = [...new Set(projects.map((project) => project.impactPartnerId))]
+    for (const id of impactPartnerIds) {
+      const partner = partnersById.get(id)
+      if (partner !== undefined) referenced.set(id, partner)
+    }
+    credits = {
+      taxRates: taxRates.credits,
+      effectiveRates: effectiveRatesOf(taxRates.credits),
+      amounts: amountsOf(total < oneMinorUnit ? oneMinorUnit : total, taxRates.credits, digits),
+      unit: { description: 'tCO2e', price: formatDecimal(unitPrice, digits) },
+      consumerLocationMatchAccuracy: selection.accuracy,
+      projects,
+      impactPartnerIds,
+    }
+  }
+  for (const partner of contributionPartners) referenced.set(partner.id, partner)
+
+  const creditRates = credits?.effectiveRates
+  return {
+    impactType: input.impactType,
+    currencyCode: input.currencyCode,
+    minorUnits: digits,
+    locale,
+    footprint: estimate.footprint,
+    equivalents: describeEquivalents(estimate.footprint, locale),
+    provenance: {
+      factor: estimate.provenance,
+      fx: estimate.fx,
+      deflator: estimate.deflator,
+      tax: { ruleSetVersion: TAX_RULE_SET.version, effectiveDate: TAX_RULE_SET.effectiveDate, jurisdiction },
+    },
+    ...(credits === undefined ? {} : { credits }),
+    contribution: {
+      taxRates: taxRates.contribution,
+      effectiveRates: contributionRates,
+      impactPartnerIds: contributionPartners.map((partner) => partner.id),
+    },
+    partnerRates: {
+      credits: creditRates === undefined ? [] : (credits?.impactPartnerIds ?? []).map((partnerId) => ({ partnerId, rates: creditRates })),
+      contribution: contributionPartners.map((partner) => ({ partnerId: partner.id, rates: contributionRates })),
+    },
+    partners: [...referenced.values()].map(partnerDetails),
+  }
+}
