@@ -1,7 +1,7 @@
 // Splits an amount paid against a locked quote into the per-project and per-partner entries of spec
 // 2.7 (DESIGN.md §9), exactly: Σ entries = amount paid. Also the reversal of such a split.
 import type { AllocationSplit, ContributionAllocationEntry, CreditAllocationEntry, LockedQuote } from './types.js'
-import { Decimal, formatDecimal, formatRate, fromMinorUnits, parseDecimal, roundHalfUp, splitByWeights, toMinorUnits } from './money.js'
+import { Decimal, formatDecimal, formatMinorUnits, formatRate, fromMinorUnits, parseDecimal, roundHalfUp, splitByWeights, toMinorUnits } from './money.js'
 import { DomainError } from './errors.js'
 import { splitWeightsOf } from './pricing.js'
 
@@ -52,7 +52,7 @@ function splitSection(
  */
 export function splitAllocation(quote: LockedQuote, request: AllocationRequest): AllocationSplit {
   const digits = quote.minorUnits
-  const money = (minor: bigint): string => formatDecimal(fromMinorUnits(minor, digits), digits)
+  const money = (minor: bigint): string => formatMinorUnits(minor, digits)
 
   let credits: CreditAllocationEntry[] = []
   if (request.credits !== undefined) {

@@ -12,18 +12,62 @@ function ratePerBase(code: string, table: FxTable): Decimal | undefined {
   return rate === undefined ? undefined : new Decimal(rate)
 }
 
+// Rates are divided at 50 digits on every quote; tables are long-lived, so memoise per table.
+const rateCache = new WeakMap<FxTable, Map<string, { rate: Decimal; text: string } | null>>()
+
+function crossRate(from: string, to: string, table: FxTable): { rate: Decimal; text: string } | null {
+  let cache = rateCache.get(table)
+  if (cache === undefined) {
+    cache = new Map()
+    rateCache.set(table, cache)
+  }
+  const key = `${from}>${to}`
+  let entry = cache.get(key)
+  if (entry === undefined) {
+    if (!isPricedCurrency(from, table) || !isPricedCurrency(to, table)) {
+      entry = null
+    } else {
+      const rate = from === to ? new Decimal(1) : (ratePerBase(to, table) as Decimal).div(ratePerBase(from, table) as Decimal)
+      entry = { rate, text: rate.toString() }
+    }
+    if (cache.size > 10_000) cache.clear()
+    cache.set(key, entry)
+  }
+  return entry
+}
+
 /**
  * True when the currency can be quoted: it is an ISO 4217 code with minor units and the FX table
  * (default: the embedded reference rates) has a positive rate for it.
  */
 export function isPricedCurrency(code: string, table: FxTable = REFERENCE_FX_RATES): boolean {
+  let priced = pricedCache.get(table)
+  if (priced === undefined) {
+    priced = new Map()
+    pricedCache.set(table, priced)
+  }
+  let answer = priced.get(code)
+  if (answer === undefined) {
+    answer = hasMinorUnits(code) && isPositiveRate(ratePerBase(code, table))
+    if (priced.size > 10_000) priced.clear()
+    priced.set(code, answer)
+  }
+  return answer
+}
+
+const pricedCache = new WeakMap<FxTable, Map<string, boolean>>()
+
+function hasMinorUnits(code: string): boolean {
   try {
     minorUnitsOf(code)
+    return true
   } catch {
     return false
   }
-  const rate = ratePerBase(code, table)
-  return rate !== undefined && rate.isFinite() && rate.isPositive() && !rate.isZero()
+}
+
+function isPositiveRate(rate: Decimal | undefined): boolean {
+  return rate !== undefined && rate.isFinite() && rate.greaterThan(0)
 }
 
 /**
@@ -34,12 +78,10 @@ export function isPricedCurrency(code: string, table: FxTable = REFERENCE_FX_RAT
  * Identity conversions have rate "1". Throws `UNSUPPORTED_CURRENCY` when either side is not priced.
  */
 export function convert(amount: Decimal, from: string, to: string, table: FxTable): { amount: Decimal; rate: string } {
-  for (const code of [from, to]) {
-    if (!isPricedCurrency(code, table)) {
-      throw new DomainError('UNSUPPORTED_CURRENCY', `unsupported currency ${JSON.stringify(code)}`)
-    }
+  const cross = crossRate(from, to, table)
+  if (cross === null) {
+    const code = isPricedCurrency(from, table) ? to : from
+    throw new DomainError('UNSUPPORTED_CURRENCY', `unsupported currency ${JSON.stringify(code)}`)
   }
-  if (from === to) return { amount, rate: '1' }
-  const rate = (ratePerBase(to, table) as Decimal).div(ratePerBase(from, table) as Decimal)
-  return { amount: amount.times(rate), rate: rate.toString() }
+  return from === to ? { amount, rate: '1' } : { amount: amount.times(cross.rate), rate: cross.text }
 }

@@ -17,8 +17,6 @@ export const Decimal = DecimalJs.clone({
 })
 export type Decimal = DecimalJs
 
-const TEN = new Decimal(10)
-
 // currency-codes' own lookup is a linear scan; index it once at load.
 const DIGITS_BY_CODE: ReadonlyMap<string, number> = new Map(
   currencyCodes.data
@@ -68,12 +66,26 @@ export function toMinorUnits(amount: Decimal, digits: number, path?: string): bi
   if (amount.decimalPlaces() > digits) {
     throw new DomainError('AMOUNT_PRECISION', `amount must have at most ${digits} decimal places`, path)
   }
-  return BigInt(amount.times(TEN.pow(digits)).toFixed(0))
+  return BigInt(amount.toFixed(digits).replace('.', ''))
 }
 
 /** Converts an integer count of minor units back to major units, exactly: 1260n, 2 → 12.6. */
 export function fromMinorUnits(minor: bigint, digits: number): Decimal {
-  return new Decimal(minor).div(TEN.pow(digits))
+  return new Decimal(formatMinorUnits(minor, digits))
+}
+
+/**
+ * Formats minor units as a major-unit string with exactly `digits` decimals, without going through
+ * Decimal: 1260n, 2 → "12.60"; -5n, 3 → "-0.005"; 0n → "0.00" (never "-0.00").
+ */
+export function formatMinorUnits(minor: bigint, digits: number): string {
+  const negative = minor < 0n
+  let text = (negative ? -minor : minor).toString()
+  if (digits > 0) {
+    text = text.padStart(digits + 1, '0')
+    text = `${text.slice(0, -digits)}.${text.slice(-digits)}`
+  }
+  return negative ? `-${text}` : text
 }
 
 /**
@@ -123,8 +135,7 @@ export function splitByWeights(total: bigint, weights: readonly (Decimal | strin
     }
     scale = Math.max(scale, weight.decimalPlaces())
   }
-  const factor = TEN.pow(scale)
-  const scaled = decimals.map((weight) => BigInt(weight.times(factor).toFixed(0)))
+  const scaled = decimals.map((weight) => BigInt(weight.toFixed(scale).replace('.', '')))
   const sum = scaled.reduce((acc, weight) => acc + weight, 0n)
   if (sum === 0n) throw new RangeError('split weights must not all be zero')
 

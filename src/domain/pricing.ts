@@ -14,7 +14,7 @@ import type {
   QuotedProject,
   SectionTaxRates,
 } from './types.js'
-import { Decimal, formatDecimal, fromMinorUnits, minorUnitsOf, parseDecimal, roundHalfUp, splitByWeights, toMinorUnits } from './money.js'
+import { Decimal, formatDecimal, formatMinorUnits, minorUnitsOf, parseDecimal, roundHalfUp, splitByWeights, toMinorUnits } from './money.js'
 import { DomainError } from './errors.js'
 import { convert, isPricedCurrency } from './fx.js'
 import { isKnownCountry } from './countries.js'
@@ -75,6 +75,20 @@ export function grossFactorOf(rates: SectionTaxRates): Decimal {
  * in decimal arithmetic. Strings are in shortest form ("0.8", "0").
  */
 export function effectiveRatesOf(rates: SectionTaxRates): EffectiveRates {
+  const key = `${rates.impactTax}|${rates.serviceFee}|${rates.serviceFeeTax}`
+  let effective = effectiveRatesCache.get(key)
+  if (effective === undefined) {
+    effective = Object.freeze(computeEffectiveRates(rates))
+    if (effectiveRatesCache.size >= 1_000) effectiveRatesCache.clear()
+    effectiveRatesCache.set(key, effective)
+  }
+  return effective
+}
+
+// Few distinct (ti, f, tf) triples exist, and each costs three 50-digit divisions: memoise them.
+const effectiveRatesCache = new Map<string, EffectiveRates>()
+
+function computeEffectiveRates(rates: SectionTaxRates): EffectiveRates {
   const [, impactTaxWeight, serviceFeeWeight, serviceFeeTaxWeight] = splitWeightsOf(rates)
   const gross = grossFactorOf(rates)
   const share = (weight: Decimal): Decimal => roundHalfUp(weight.div(gross), EFFECTIVE_RATE_DECIMALS)
@@ -115,7 +129,7 @@ function partnerDetails(partner: ImpactPartner): LockedQuote['partners'][number]
 /** Section amounts as strings, from the exact split of the total in minor units. */
 function amountsOf(total: bigint, rates: SectionTaxRates, digits: number): CreditAmounts {
   const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = splitByWeights(total, splitWeightsOf(rates))
-  const text = (minor: bigint): string => formatDecimal(fromMinorUnits(minor, digits), digits)
+  const text = (minor: bigint): string => formatMinorUnits(minor, digits)
   return {
     total: text(total),
     impact: text(impact),

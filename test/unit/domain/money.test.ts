@@ -1,0 +1,150 @@
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import {
+  Decimal,
+  formatDecimal,
+  formatRate,
+  fromMinorUnits,
+  minorUnitsOf,
+  roundHalfUp,
+  splitByWeights,
+  toMinorUnits,
+} from '../../../src/domain/money.js'
+import { DomainError } from '../../../src/domain/errors.js'
+
+describe('minorUnitsOf', () => {
+  it.each([
+    ['JPY', 0], ['ISK', 0], ['GBP', 2], ['USD', 2], ['EUR', 2], ['HUF', 2], ['KWD', 3], ['BHD', 3], ['CLF', 4],
+  ])('%s has %i ISO 4217 minor-unit digits', (code, digits) => {
+    expect(minorUnitsOf(code)).toBe(digits)
+  })
+
+  it.each(['XYZ', 'gbp', '', 'EURO'])('rejects %j as UNSUPPORTED_CURRENCY', (code) => {
+    expect(() => minorUnitsOf(code)).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_CURRENCY' }))
+  })
+})
+
+describe('toMinorUnits / fromMinorUnits', () => {
+  it.each([
+    ['12.60', 2, 1260n],
+    ['12.6', 2, 1260n],
+    ['1000', 0, 1000n],
+    ['12.345', 3, 12345n],
+    ['0.001', 3, 1n],
+    ['-4.50', 2, -450n],
+    ['0', 2, 0n],
+  ])('%s with %i digits is %s minor units and back', (amount, digits, minor) => {
+    expect(toMinorUnits(new Decimal(amount), digits)).toBe(minor)
+    expect(fromMinorUnits(minor, digits).equals(new Decimal(amount))).toBe(true)
+  })
+
+  it.each([
+    ['100.5', 0],
+    ['12.345', 2],
+    ['1.2345', 3],
+  ])('%s has too many decimals for %i digits → AMOUNT_PRECISION with the path', (amount, digits) => {
+    let error: unknown
+    try {
+      toMinorUnits(new Decimal(amount), digits, '/transaction/amount')
+    } catch (caught) {
+      error = caught
+    }
+    expect(error).toBeInstanceOf(DomainError)
+    expect(error).toMatchObject({ code: 'AMOUNT_PRECISION', path: '/transaction/amount' })
+  })
+})
+
+describe('roundHalfUp and formatting', () => {
+  it.each([
+    ['0.125', 2, '0.13'],
+    ['0.124999', 2, '0.12'],
+    ['2.5', 0, '3'],
+    ['3.5', 0, '4'],
+    ['-0.125', 2, '-0.13'],
+    ['10833.1835', 1, '10833.2'],
+    ['1.0005', 3, '1.001'],
+  ])('roundHalfUp(%s, %i) = %s', (value, digits, expected) => {
+    expect(formatDecimal(roundHalfUp(new Decimal(value), digits), digits)).toBe(expected)
+  })
+
+  it.each([
+    ['-0', 2, '0.00'],
+    ['-0.001', 2, '0.00'],
+    ['0', 0, '0'],
+    ['12.6', 2, '12.60'],
+    ['1e-9', 3, '0.000'],
+    ['123456789012345678901234567890', 0, '123456789012345678901234567890'],
+  ])('formatDecimal(%s, %i) = %s (never -0, never exponent)', (value, digits, expected) => {
+    expect(formatDecimal(new Decimal(value), digits)).toBe(expected)
+  })
+
+  it.each([
+    ['0.20', '0.2'], ['0.149750', '0.14975'], ['-0', '0'], ['0', '0'], ['1', '1'],
+  ])('formatRate(%s) = %s', (value, expected) => {
+    expect(formatRate(value)).toBe(expected)
+  })
+})
+
+describe('splitByWeights', () => {
+  it.each([
+    { total: 100n, weights: ['1', '1', '1'], expected: [34n, 33n, 33n], why: 'one leftover unit, tie → lowest index' },
+    { total: 101n, weights: ['1', '1', '1'], expected: [34n, 34n, 33n], why: 'two leftover units, ties → lowest indexes' },
+    // ekko's fee example lists 10.00 + 0.00 + 2.00 + 0.40 (it prints the total as 12.60, but they sum to 12.40).
+    { total: 1240n, weights: ['1', '0', '0.2', '0.04'], expected: [1000n, 0n, 200n, 40n], why: '12.40 = 10.00 + 0 + 2.00 + 0.40' },
+    { total: 36n, weights: ['1', '0.2', '0.2', '0.04'], expected: [25n, 5n, 5n, 1n], why: '36 × [1, .2, .2, .04] / 1.44 is exact' },
+    { total: 10n, weights: ['0.3', '0.7'], expected: [3n, 7n], why: 'decimal weights' },
+    { total: 1n, weights: ['1', '1'], expected: [1n, 0n], why: 'a single unit goes to the first of equals' },
+    { total: 7n, weights: ['0', '5', '0'], expected: [0n, 7n, 0n], why: 'zero weights get nothing' },
+    { total: 5n, weights: ['1', '3'], expected: [1n, 4n], why: 'exact shares 1.25 / 3.75: the larger remainder wins' },
+    { total: -100n, weights: ['1', '1', '1'], expected: [-34n, -33n, -33n], why: 'negative totals mirror positive ones' },
+    { total: 0n, weights: ['1', '2'], expected: [0n, 0n], why: 'zero total' },
+  ])('$total by $weights → $expected ($why)', ({ total, weights, expected }) => {
+    expect(splitByWeights(total, weights)).toEqual(expected)
+  })
+
+  it('throws on all-zero or negative weights', () => {
+    expect(() => splitByWeights(10n, ['0', '0'])).toThrow(RangeError)
+    expect(() => splitByWeights(10n, [])).toThrow(RangeError)
+    expect(() => splitByWeights(10n, ['1', '-1'])).toThrow(RangeError)
+  })
+
+  const weight = fc
+    .tuple(fc.integer({ min: 0, max: 1_000_000 }), fc.integer({ min: 0, max: 12 }))
+    .map(([units, scale]) => new Decimal(units).div(new Decimal(10).pow(scale)).toFixed(scale))
+
+  it('property: parts sum to the total exactly and each is within one minor unit of its exact share', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: -(10n ** 15n), max: 10n ** 15n }),
+        fc.array(weight, { minLength: 1, maxLength: 8 }).filter((ws) => ws.some((w) => !new Decimal(w).isZero())),
+        (total, weights) => {
+          const parts = splitByWeights(total, weights)
+          expect(parts).toHaveLength(weights.length)
+          expect(parts.reduce((a, b) => a + b, 0n)).toBe(total)
+          const weightSum = weights.reduce((acc, w) => acc.plus(w), new Decimal(0))
+          parts.forEach((part, i) => {
+            const exact = new Decimal(total).times(weights[i] ?? '0').div(weightSum)
+            expect(new Decimal(part).minus(exact).abs().lessThan(1)).toBe(true)
+            if (new Decimal(weights[i] ?? '0').isZero()) expect(part).toBe(0n)
+          })
+        },
+      ),
+      { numRuns: 10_000 },
+    )
+  })
+
+  it('property: deterministic, and a negative total splits as the mirror of the positive one', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 0n, max: 10n ** 12n }),
+        fc.array(weight, { minLength: 1, maxLength: 6 }).filter((ws) => ws.some((w) => !new Decimal(w).isZero())),
+        (total, weights) => {
+          const parts = splitByWeights(total, weights)
+          expect(splitByWeights(total, weights)).toEqual(parts)
+          expect(splitByWeights(-total, weights)).toEqual(parts.map((part) => -part))
+        },
+      ),
+      { numRuns: 10_000 },
+    )
+  })
+})
