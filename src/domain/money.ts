@@ -26,8 +26,8 @@ const DIGITS_BY_CODE: ReadonlyMap<string, number> = new Map(
 
 /**
  * ISO 4217 minor-unit digits of a currency (JPY 0, GBP 2, KWD 3, CLF 4), from `currency-codes`.
- * Input must be the upper-case alpha code. Throws `UNSUPPORTED_CURRENCY` for unknown codes and for
- * codes ISO lists without minor units (funds and metals such as XAU report no digits).
+ * Input must be the upper-case alpha code. Throws `UNSUPPORTED_CURRENCY` for unknown codes.
+ * Knowing the digits does not make a currency quotable: see `isPricedCurrency`.
  */
 export function minorUnitsOf(currencyCode: string): number {
   const digits = DIGITS_BY_CODE.get(currencyCode)
@@ -160,9 +160,4 @@ export function splitByWeights(total: bigint, weights: readonly (Decimal | strin
     }
   }
   return parts
-}
-
-/** Sum of minor-unit parts. */
-export function sumMinor(parts: readonly bigint[]): bigint {
-  return parts.reduce((acc, part) => acc + part, 0n)
 }

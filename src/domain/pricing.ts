@@ -118,7 +118,12 @@ function validate(input: QuoteInput, fx: FxTable): { amount: Decimal; digits: nu
   }
   toMinorUnits(amount, digits, '/transaction/amount')
   assertIsoDate(input.date)
-  const serviceFeeRate = new Decimal(input.serviceFeeRate)
+  let serviceFeeRate: Decimal
+  try {
+    serviceFeeRate = new Decimal(input.serviceFeeRate)
+  } catch {
+    throw new RangeError(`service fee rate must be a decimal string, got ${JSON.stringify(input.serviceFeeRate)}`)
+  }
   return { amount, digits, serviceFeeRate }
 }
 
@@ -136,6 +141,63 @@ function amountsOf(total: bigint, rates: SectionTaxRates, digits: number): Credi
     impactTax: text(impactTax),
     serviceFee: text(serviceFee),
     serviceFeeTax: text(serviceFeeTax),
+  }
+}
+
+type CreditsSection = NonNullable<LockedQuote['credits']>
+
+/** The credits section of a carbon quote (see priceQuote). Throws NO_CREDIT_PROJECTS. */
+function priceCredits(
+  input: QuoteInput,
+  reference: ReferenceData,
+  co2eGrams: string,
+  taxRates: SectionTaxRates,
+  digits: number,
+): CreditsSection {
+  const activePartners = new Set(reference.partners.filter((partner) => partner.active).map((partner) => partner.id))
+  const candidates = reference.projects.filter(
+    (project) => activePartners.has(project.impactPartnerId) && isPricedCurrency(project.priceCurrency, reference.fx),
+  )
+  const selection = selectCreditProjects(candidates, input.consumer, input.matchConsumerLocation)
+  if (selection.projects.length === 0) {
+    throw new DomainError('NO_CREDIT_PROJECTS', 'no carbon credit projects are available for this quote')
+  }
+  const priced = selection.projects.map((project) => ({
+    project,
+    weight: new Decimal(projectWeight(project)),
+    price: convert(new Decimal(project.price), project.priceCurrency, input.currencyCode, reference.fx).amount,
+  }))
+  const weightSum = priced.reduce((acc, { weight }) => acc.plus(weight), new Decimal(0))
+  // Named rounding point: the portfolio's unit price, from unrounded converted prices.
+  const unitPrice = roundHalfUp(
+    priced.reduce((acc, { weight, price }) => acc.plus(weight.times(price)), new Decimal(0)).div(weightSum),
+    digits,
+  )
+  const projects: QuotedProject[] = priced.map(({ project, weight, price }) => ({
+    id: project.id,
+    impactPartnerId: project.impactPartnerId,
+    name: project.name,
+    shortDescription: project.shortDescription,
+    type: project.type,
+    location: { countryCode: project.location.countryCode, state: project.location.state },
+    unitPrice: formatDecimal(roundHalfUp(price, digits), digits),
+    catalogue: { price: project.price, currencyCode: project.priceCurrency },
+    weight: projectWeight(project),
+    weightShare: weight.div(weightSum).toDecimalPlaces(10, Decimal.ROUND_HALF_UP).toString(),
+  }))
+
+  const tonnes = new Decimal(co2eGrams).div(1_000_000)
+  // Named rounding point: the total, half-up to minor units, never below one minor unit.
+  const rounded = toMinorUnits(roundHalfUp(tonnes.times(unitPrice).times(grossFactorOf(taxRates)), digits), digits)
+  const total = rounded < 1n ? 1n : rounded
+  return {
+    taxRates,
+    effectiveRates: effectiveRatesOf(taxRates),
+    amounts: amountsOf(total, taxRates, digits),
+    unit: { description: 'tCO2e', price: formatDecimal(unitPrice, digits) },
+    consumerLocationMatchAccuracy: selection.accuracy,
+    projects,
+    impactPartnerIds: [...new Set(projects.map((project) => project.impactPartnerId))],
   }
 }
 
@@ -186,58 +248,15 @@ export function priceQuote(input: QuoteInput, reference: ReferenceData): LockedQ
   const partnersById = new Map(reference.partners.map((partner) => [partner.id, partner]))
   const referenced = new Map<string, ImpactPartner>()
 
-  let credits: LockedQuote['credits']
-  if (input.impactType === 'carbon' && estimate.footprint.kind === 'carbon') {
-    const candidates = reference.projects.filter(
-      (project) => partnersById.get(project.impactPartnerId)?.active === true && isPricedCurrency(project.priceCurrency, reference.fx),
-    )
-    const selection = selectCreditProjects(candidates, input.consumer, input.matchConsumerLocation)
-    if (selection.projects.length === 0) {
-      throw new DomainError('NO_CREDIT_PROJECTS', 'no carbon credit projects are available for this quote')
-    }
-    const weights = selection.projects.map((project) => new Decimal(projectWeight(project)))
-    const weightSum = weights.reduce((sum, weight) => sum.plus(weight), new Decimal(0))
-    const converted = selection.projects.map(
-      (project) => convert(new Decimal(project.price), project.priceCurrency, input.currencyCode, reference.fx).amount,
-    )
-    const weightedPrice = converted.reduce((sum, price, i) => sum.plus(price.times(weights[i] ?? 0)), new Decimal(0)).div(weightSum)
-    const unitPrice = roundHalfUp(weightedPrice, digits)
-
-    const projects: QuotedProject[] = selection.projects.map((project, i) => ({
-      id: project.id,
-      impactPartnerId: project.impactPartnerId,
-      name: project.name,
-      shortDescription: project.shortDescription,
-      type: project.type,
-      location: { countryCode: project.location.countryCode, state: project.location.state },
-      unitPrice: formatDecimal(roundHalfUp(converted[i] ?? new Decimal(0), digits), digits),
-      catalogue: { price: project.price, currencyCode: project.priceCurrency },
-      weight: projectWeight(project),
-      weightShare: (weights[i] ?? new Decimal(0)).div(weightSum).toDecimalPlaces(10, Decimal.ROUND_HALF_UP).toString(),
-    }))
-
-    const tonnes = new Decimal(estimate.footprint.co2eGrams).div(1_000_000)
-    const gross = grossFactorOf(taxRates.credits)
-    const oneMinorUnit = 1n
-    const total = toMinorUnits(roundHalfUp(tonnes.times(unitPrice).times(gross), digits), digits)
-    const impactPartnerIds = [...new Set(projects.map((project) => project.impactPartnerId))]
-    for (const id of impactPartnerIds) {
-      const partner = partnersById.get(id)
-      if (partner !== undefined) referenced.set(id, partner)
-    }
-    credits = {
-      taxRates: taxRates.credits,
-      effectiveRates: effectiveRatesOf(taxRates.credits),
-      amounts: amountsOf(total < oneMinorUnit ? oneMinorUnit : total, taxRates.credits, digits),
-      unit: { description: 'tCO2e', price: formatDecimal(unitPrice, digits) },
-      consumerLocationMatchAccuracy: selection.accuracy,
-      projects,
-      impactPartnerIds,
-    }
+  const credits = estimate.footprint.kind === 'carbon'
+    ? priceCredits(input, reference, estimate.footprint.co2eGrams, taxRates.credits, digits)
+    : undefined
+  for (const id of credits?.impactPartnerIds ?? []) {
+    const partner = partnersById.get(id)
+    if (partner !== undefined) referenced.set(id, partner)
   }
   for (const partner of contributionPartners) referenced.set(partner.id, partner)
 
-  const creditRates = credits?.effectiveRates
   return {
     impactType: input.impactType,
     currencyCode: input.currencyCode,
@@ -258,7 +277,7 @@ export function priceQuote(input: QuoteInput, reference: ReferenceData): LockedQ
       impactPartnerIds: contributionPartners.map((partner) => partner.id),
     },
     partnerRates: {
-      credits: creditRates === undefined ? [] : (credits?.impactPartnerIds ?? []).map((partnerId) => ({ partnerId, rates: creditRates })),
+      credits: credits === undefined ? [] : credits.impactPartnerIds.map((partnerId) => ({ partnerId, rates: credits.effectiveRates })),
       contribution: contributionPartners.map((partner) => ({ partnerId: partner.id, rates: contributionRates })),
     },
     partners: [...referenced.values()].map(partnerDetails),
