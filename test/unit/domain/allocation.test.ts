@@ -56,8 +56,8 @@ describe('splitAllocation: credits', () => {
 
   it('splits each component across three equally weighted projects, remainders to the lowest index', () => {
     // GB 2026: [1, 0.2, 0.2, 0.04] / 1.44. Paid £10.00 = 1000p → 694.44 / 138.89 / 138.89 / 27.78
-    //   → floors 694 + 138 + 138 + 27 = 997; 3 leftover pence to .78, .89, .89 (ties → lower index) ... 
-    //   i.e. remainders .44/.89/.89/.78 → impactTax, serviceFee, serviceFeeTax get one each: 694 / 139 / 139 / 28
+    //   → floors 694 + 138 + 138 + 27 = 997; the 3 leftover pence go to the largest remainders
+    //   (.89, .89, .78): 694 / 139 / 139 / 28
     // impact 694 across 3 → 232 / 231 / 231; impactTax 139 → 47 / 46 / 46; fee 139 → 47 / 46 / 46; fee tax 28 → 10 / 9 / 9
     const split = splitAllocation(threeProjects, { credits: { amount: '10.00' } })
     expect(split.credits.map((e) => [e.projectId, e.impactAmount, e.impactSalesTaxAmount, e.serviceFeeAmount, e.serviceFeeSalesTaxAmount])).toEqual([
