@@ -39,7 +39,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       const incoming = req.headers['x-request-id']
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
     },
-    requestIdLogLabel: 'requestId',
     bodyLimit: config.BODY_LIMIT_BYTES,
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     keepAliveTimeout: 72_000,
@@ -47,6 +46,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  // JSON only: anything else is 415, including text/plain, which Fastify would otherwise parse as a string.
+  app.removeContentTypeParser('text/plain')
   app.decorateRequest('bearerToken', undefined)
   app.decorateRequest('principal', undefined)
   app.addHook('onRequest', async (request, reply) => {

@@ -1,2 +1,84 @@
-// Vitest global setup. Database preparation (migrated template) is added with the storage layer.
-export default async function setup(): Promise<void> {}
+// Prepares one migrated database that every test file clones: a Postgres template database when
+// DATABASE_URL is set (the real-Postgres run), otherwise a PGlite data-directory dump (the embedded run).
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import type { TestProject } from 'vitest/node'
+import { openPglite, openPostgres } from '../src/db/connect.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseMode: 'postgres' | 'pglite'
+    runId: string
+    adminUrl: string
+    templateDatabase: string
+    pgliteDumpPath: string
+  }
+}
+
+export const databaseUrlFor = (adminUrl: string, database: string): string => {
+  const url = new URL(adminUrl)
+  url.pathname = `/${database}`
+  return url.toString()
+}
+
+async function adminQuery(adminUrl: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  try {
+    await client.query(text)
+  } finally {
+    await client.end()
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`
+  project.provide('runId', runId)
+  const adminUrl = process.env.DATABASE_URL
+  if (adminUrl) {
+    const template = `canopy_tpl_${runId}`
+    await adminQuery(adminUrl, `CREATE DATABASE ${template}`)
+    const handle = openPostgres({ url: databaseUrlFor(adminUrl, template), poolMax: 1 })
+    try {
+      await migrateToLatest(handle.db)
+    } finally {
+      // Postgres refuses to clone a template that has open connections.
+      await handle.close()
+    }
+    project.provide('databaseMode', 'postgres')
+    project.provide('adminUrl', adminUrl)
+    project.provide('templateDatabase', template)
+    project.provide('pgliteDumpPath', '')
+    return async () => {
+      const client = new pg.Client({ connectionString: adminUrl })
+      await client.connect()
+      try {
+        const { rows } = await client.query<{ datname: string }>(
+          'SELECT datname FROM pg_database WHERE datname LIKE $1', [`canopy_%_${runId}%`])
+        for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
+      } finally {
+        await client.end()
+      }
+    }
+  }
+  const handle = await openPglite()
+  const dir = mkdtempSync(join(tmpdir(), 'canopy-test-'))
+  const dumpPath = join(dir, 'migrated.tar.gz')
+  try {
+    await migrateToLatest(handle.db)
+    const dump = await handle.dump?.()
+    if (!dump) throw new Error('PGlite handle cannot dump its data directory')
+    writeFileSync(dumpPath, Buffer.from(await dump.arrayBuffer()))
+  } finally {
+    await handle.close()
+  }
+  project.provide('databaseMode', 'pglite')
+  project.provide('adminUrl', '')
+  project.provide('templateDatabase', '')
+  project.provide('pgliteDumpPath', dumpPath)
+  return async () => rmSync(dir, { recursive: true, force: true })
+}

@@ -13,6 +13,8 @@ export interface DatabaseHandle {
   readonly db: Kysely<Database>
   readonly backend: DatabaseBackend
   close(): Promise<void>
+  /** PGlite only: the whole data directory as a gzipped tarball (used to clone test databases). */
+  dump?(): Promise<Blob>
 }
 
 export interface PostgresOptions {
@@ -90,8 +92,9 @@ export async function openPglite(options: { dataDir?: string; loadDataDir?: Blob
     unlock = lockDataDir(options.dataDir)
   }
   let db: Kysely<Database>
+  let client: PGlite
   try {
-    const client = await PGlite.create({
+    client = await PGlite.create({
       ...(options.dataDir ? { dataDir: options.dataDir } : {}),
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
     })
@@ -104,6 +107,7 @@ export async function openPglite(options: { dataDir?: string; loadDataDir?: Blob
   return {
     db,
     backend: 'pglite',
+    dump: () => client.dumpDataDir('gzip'),
     async close() {
       if (closed) return
       closed = true

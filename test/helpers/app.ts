@@ -1,0 +1,76 @@
+// An app over a fresh database per test file, with a controllable clock and optional log capture.
+import { Writable } from 'node:stream'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import type { Kysely } from 'kysely'
+import { buildApp } from '../../src/app.js'
+import { loadConfig, type Config } from '../../src/config.js'
+import type { Database } from '../../src/db/database.js'
+import { createTestDatabase, type TestDatabase } from './db.js'
+
+export class TestClock {
+  constructor(private current = new Date('2026-11-21T10:00:00.000Z')) {}
+  now = (): Date => new Date(this.current.getTime())
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms)
+  }
+}
+
+export interface TestApp {
+  app: FastifyInstance
+  db: Kysely<Database>
+  database: TestDatabase
+  config: Config
+  clock: TestClock
+  /** Log lines written by the app (only when captureLogs is set). */
+  logs: string[]
+  close(): Promise<void>
+}
+
+export async function createTestApp(
+  env: Record<string, string> = {},
+  options: { captureLogs?: boolean; beforeReady?: (app: FastifyInstance) => void } = {},
+): Promise<TestApp> {
+  const config = loadConfig({ LOG_LEVEL: options.captureLogs ? 'info' : 'silent', ...env })
+  const database = await createTestDatabase()
+  const handle = await database.open()
+  const clock = new TestClock()
+  const logs: string[] = []
+  const logStream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logs.push(...chunk.toString('utf8').split('\n').filter(Boolean))
+      done()
+    },
+  })
+  const app = await buildApp({ config, database: handle, clock: clock.now, logStream })
+  options.beforeReady?.(app)
+  await app.ready()
+  return {
+    app,
+    db: handle.db,
+    database,
+    config,
+    clock,
+    logs,
+    async close() {
+      await app.close()
+      await database.drop()
+    },
+  }
+}
+
+export type Response = LightMyRequestResponse
+
+/** Small request helper: JSON in, JSON out, with an optional bearer credential. */
+export function client(app: FastifyInstance, credential?: string) {
+  const send = (method: InjectOptions['method'], url: string, body?: unknown, headers: Record<string, string> = {}) =>
+    app.inject({
+      method,
+      url,
+      headers: { ...(credential ? { authorization: `Bearer ${credential}` } : {}), ...headers },
+      ...(body === undefined ? {} : { payload: body as InjectOptions['payload'] }),
+    })
+  return {
+    get: (url: string, headers?: Record<string, string>) => send('GET', url, undefined, headers),
+    post: (url: string, body?: unknown, headers?: Record<string, string>) => send('POST', url, body, headers),
+  }
+}

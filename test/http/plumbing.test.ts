@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { client, createTestApp, type TestApp } from '../helpers/app.js'
+import { createOrg, type OrgFixture } from '../helpers/factories.js'
+
+let t: TestApp
+let org: OrgFixture
+
+beforeAll(async () => {
+  t = await createTestApp({ RATE_LIMIT_PER_MINUTE: '5' }, {
+    captureLogs: true,
+    beforeReady: (app) => app.get('/__boom', async () => {
+      throw new Error('secret internals: password=hunter2')
+    }),
+  })
+  org = await createOrg(t.db)
+})
+afterAll(() => t.close())
+
+const errorShape = { error: expect.any(String), code: expect.stringMatching(/^[A-Z_]+$/), requestId: expect.any(String) }
+
+describe('error shape', () => {
+  it('unknown route → 404 in the error shape', async () => {
+    const res = await t.app.inject({ url: '/nope' })
+    expect(res.statusCode).toBe(404)
+    expect(res.json()).toEqual({ ...errorShape, code: 'NOT_FOUND' })
+  })
+
+  it('non-JSON body → 415', async () => {
+    const res = await t.app.inject({
+      method: 'POST', url: '/v3/organisations', payload: 'hello',
+      headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'text/plain' },
+    })
+    expect(res.statusCode).toBe(415)
+    expect(res.json()).toEqual({ ...errorShape, code: 'UNSUPPORTED_MEDIA_TYPE' })
+  })
+
+  it('body over 1 MiB → 413', async () => {
+    const res = await t.app.inject({
+      method: 'POST', url: '/v3/organisations',
+      payload: JSON.stringify({ tradingName: 'x'.repeat(1024 * 1024 + 10) }),
+      headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' },
+    })
+    expect(res.statusCode).toBe(413)
+    expect(res.json()).toEqual({ ...errorShape, code: 'REQUEST_ENTITY_TOO_LARGE' })
+  })
+
+  it('malformed JSON → 400', async () => {
+    const res = await t.app.inject({
+      method: 'POST', url: '/v3/organisations', payload: '{"a":',
+      headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' },
+    })
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toEqual({ ...errorShape, code: 'BAD_REQUEST' })
+  })
+
+  it('invalid path parameter → 400 with details', async () => {
+    const res = await client(t.app, org.apiKey).get('/v3/organisations/not-a-uuid')
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toEqual({ ...errorShape, code: 'BAD_REQUEST', details: [{ path: '/params/id', message: expect.any(String) }] })
+  })
+
+  it('an unexpected error → 500 without internals, logged once', async () => {
+    const res = await t.app.inject({ url: '/__boom' })
+    expect(res.statusCode).toBe(500)
+    expect(res.json()).toEqual({ error: 'internal server error', code: 'INTERNAL_SERVER_ERROR', requestId: expect.any(String) })
+    expect(res.body).not.toContain('hunter2')
+    expect(t.logs.filter((l) => l.includes('hunter2'))).toHaveLength(1)
+  })
+})
+
+describe('request ids', () => {
+  it('echoes a valid incoming x-request-id', async () => {
+    const res = await t.app.inject({ url: '/healthz', headers: { 'x-request-id': 'abc-123' } })
+    expect(res.headers['x-request-id']).toBe('abc-123')
+  })
+
+  it('replaces an invalid one and puts it in error bodies', async () => {
+    const res = await t.app.inject({ url: '/nope', headers: { 'x-request-id': 'bad id with spaces' } })
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
+    expect(res.json().requestId).toBe(res.headers['x-request-id'])
+  })
+})
+
+describe('health and docs', () => {
+  it('GET /healthz and /readyz', async () => {
+    expect((await t.app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok' })
+    const ready = await t.app.inject({ url: '/readyz' })
+    expect(ready.statusCode).toBe(200)
+    expect(ready.json().status).toBe('ready')
+  })
+
+  it('serves OpenAPI 3 with each route once, and the docs UI', async () => {
+    const spec = (await t.app.inject({ url: '/openapi.json' })).json()
+    expect(spec.openapi).toMatch(/^3\./)
+    expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/v3/organisations', '/v3/organisations/{id}', '/healthz']))
+    expect(Object.keys(spec.paths)).not.toContain('/organisations')
+    const docs = await t.app.inject({ url: '/docs/' })
+    expect(docs.statusCode).toBe(200)
+    expect(docs.headers['content-type']).toContain('text/html')
+  })
+})
+
+describe('rate limit', () => {
+  it('answers 429 with Retry-After after RATE_LIMIT_PER_MINUTE requests per key', async () => {
+    const other = await createOrg(t.db)
+    const statuses: number[] = []
+    let last
+    for (let i = 0; i < 6; i++) {
+      last = await client(t.app, other.apiKey).get(`/v3/organisations/${other.organisationId}`)
+      statuses.push(last.statusCode)
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429])
+    expect(last?.headers['retry-after']).toBeDefined()
+    expect(last?.json()).toEqual({ ...errorShape, code: 'TOO_MANY_REQUESTS' })
+    // Another key has its own budget.
+    expect((await client(t.app, org.apiKey).get(`/v3/organisations/${org.organisationId}`)).statusCode).toBe(200)
+  })
+})
+
+describe('logs', () => {
+  it('never contain the API key or the query string', async () => {
+    await client(t.app, org.apiKey).get(`/v3/organisations/${org.organisationId}?clientSecret=cs_live_leak`)
+    const all = t.logs.join('\n')
+    expect(all.length).toBeGreaterThan(0)
+    expect(all).not.toContain(org.apiKey)
+    expect(all).not.toContain('cs_live_leak')
+  })
+})
