@@ -6,6 +6,7 @@ import { findOrganisationById, insertOrganisation } from '../db/repositories/org
 import { isKnownCountry } from '../domain/countries.js'
 import { DomainError } from '../domain/errors.js'
 import { isPricedCurrency } from '../domain/fx.js'
+import { formatRate } from '../domain/money.js'
 import { AppError, notFound } from '../errors.js'
 import type { AccessResolver, Principal } from './access.js'
 import { createApiKey, type KeyMode } from './api-keys.js'
@@ -52,7 +53,7 @@ export const toOrganisation = (row: OrganisationRow): Organisation => ({
   currencyCode: row.currency_code,
   website: row.website,
   mcc: row.mcc,
-  serviceFeeRate: row.service_fee_rate,
+  serviceFeeRate: formatRate(row.service_fee_rate),
   taxLiability: row.tax_liability,
   status: row.status,
   createdAt: row.created_at.toISOString(),

@@ -1,0 +1,56 @@
+// Running the real CLI and server as child processes (through tsx, as `npm run cli` / `npm run dev` do).
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
+
+const baseEnv = (): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn' }
+  return env
+}
+
+export interface CliResult {
+  code: number
+  stdout: string
+  stderr: string
+  json: () => any // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      cwd: repoRoot, env: { ...baseEnv(), ...env }, timeout: 60_000,
+    }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
+      resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) })
+    })
+  })
+}
+
+export interface ServerProcess {
+  child: ChildProcessWithoutNullStreams
+  output: () => string
+  /** Resolves with the base URL once the server logs that it listens. */
+  ready: Promise<string>
+  exited: Promise<number | null>
+}
+
+export function startServer(env: Record<string, string>, entry = 'src/server.ts'): ServerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: repoRoot, env: { ...baseEnv(), LOG_LEVEL: 'info', PORT: '0', ...env },
+  })
+  let output = ''
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  const ready = new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
+      if (match?.[1]) resolve(match[1])
+    }
+    child.stdout.on('data', onData)
+    child.stderr.on('data', onData)
+    void exited.then((code) => reject(new Error(`server exited with ${code} before listening:\n${output}`)))
+  })
+  ready.catch(() => {})
+  return { child, output: () => output, ready, exited }
+}
