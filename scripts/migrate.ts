@@ -1,9 +1,10 @@
 // npm run db:migrate [-- down]: applies pending migrations to DATABASE_URL (or the embedded database).
-import { ConfigError, loadConfig } from '../src/config.js'
+import { ConfigError, loadConfig, loadDotEnvFile } from '../src/config.js'
 import { openConfiguredDatabase } from '../src/db/connect.js'
 import { migrateDown, migrateToLatest } from '../src/db/migrate.js'
 
 async function main(): Promise<void> {
+  loadDotEnvFile()
   const config = loadConfig()
   const direction = process.argv[2] ?? 'latest'
   if (direction !== 'latest' && direction !== 'down') throw new Error(`unknown direction "${direction}" (latest | down)`)

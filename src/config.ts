@@ -1,4 +1,5 @@
 // The service configuration: read once from the environment, validated, frozen. The only reader of process.env.
+import { existsSync } from 'node:fs'
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 
@@ -72,4 +73,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return Object.freeze(withDefaults as Config)
+}
+
+/**
+ * Entry points call this first: variables from ./.env (if the file exists) fill in what the real
+ * environment does not set; the environment always wins.
+ */
+export function loadDotEnvFile(path = '.env'): void {
+  if (existsSync(path)) process.loadEnvFile(path)
 }

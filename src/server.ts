@@ -2,11 +2,12 @@
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { bootstrapDemo, demoCredentialsPath, hasDemoCredentials } from './bootstrap/demo.js'
-import { ConfigError, loadConfig } from './config.js'
+import { ConfigError, loadConfig, loadDotEnvFile } from './config.js'
 import { DataDirLockedError, openConfiguredDatabase } from './db/connect.js'
 import { PendingMigrationsError, prepareSchema } from './db/migrate.js'
 
 async function main(): Promise<void> {
+  loadDotEnvFile()
   const config = loadConfig()
   const database = await openConfiguredDatabase(config)
   const embedded = database.backend === 'pglite'

@@ -1,7 +1,7 @@
 // Operator CLI: `npm run cli -- <command>`. Prints JSON on stdout; usage errors exit 2, failures exit 1.
 import { parseArgs } from 'node:util'
 import type { Kysely } from 'kysely'
-import { ConfigError, loadConfig } from '../config.js'
+import { ConfigError, loadConfig, loadDotEnvFile } from '../config.js'
 import { DataDirLockedError, openConfiguredDatabase } from '../db/connect.js'
 import type { Database } from '../db/database.js'
 import { PendingMigrationsError, prepareSchema } from '../db/migrate.js'
@@ -128,6 +128,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`${(error as Error).message}\n\n${USAGE}`)
     return 2
   }
+  loadDotEnvFile()
   const config = loadConfig()
   const database = await openConfiguredDatabase(config)
   try {

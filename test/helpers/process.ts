@@ -1,8 +1,14 @@
 // Running the real CLI and server as child processes (through tsx, as `npm run cli` / `npm run dev` do).
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
+// Child processes run outside the repository so that a developer's ./.env cannot leak into tests.
+const workDir = mkdtempSync(join(tmpdir(), 'canopy-proc-'))
+const tsxLoader = join(repoRoot, 'node_modules', 'tsx', 'dist', 'loader.mjs')
 
 const baseEnv = (): NodeJS.ProcessEnv => {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn' }
@@ -18,8 +24,8 @@ export interface CliResult {
 
 export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      cwd: repoRoot, env: { ...baseEnv(), ...env }, timeout: 60_000,
+    execFile(process.execPath, ['--import', tsxLoader, join(repoRoot, 'src/cli/main.ts'), ...args], {
+      cwd: workDir, env: { ...baseEnv(), ...env }, timeout: 60_000,
     }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
       resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) })
@@ -36,8 +42,8 @@ export interface ServerProcess {
 }
 
 export function startServer(env: Record<string, string>, entry = 'src/server.ts'): ServerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-    cwd: repoRoot, env: { ...baseEnv(), LOG_LEVEL: 'info', PORT: '0', ...env },
+  const child = spawn(process.execPath, ['--import', tsxLoader, join(repoRoot, entry)], {
+    cwd: workDir, env: { ...baseEnv(), LOG_LEVEL: 'info', PORT: '0', ...env },
   })
   let output = ''
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))

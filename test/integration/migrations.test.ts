@@ -1,13 +1,14 @@
 import { sql, type Kysely } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { migrations } from '../../migrations/index.js'
+import type { Database } from '../../src/db/database.js'
 import { openPglite, openPostgres, type DatabaseHandle } from '../../src/db/connect.js'
 import { migrateDown, migrateToLatest, pendingMigrations, prepareSchema, PendingMigrationsError } from '../../src/db/migrate.js'
 import { createEmptyPostgresDatabase, onPostgres } from '../helpers/db.js'
 
 const names = Object.keys(migrations)
 
-async function tables(db: Kysely<unknown>): Promise<string[]> {
+async function tables(db: Kysely<Database>): Promise<string[]> {
   const { rows } = await sql<{ table_name: string }>`
     SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_name NOT LIKE 'kysely_%'
     ORDER BY table_name`.execute(db)

@@ -45,7 +45,7 @@ describe('the service process on the embedded database', () => {
 
     const ok = await fetch(`${baseUrl}/v3/organisations/${saved.organisationId}`, { headers: { authorization: `Bearer ${saved.apiKey}` } })
     expect(ok.status).toBe(200)
-    expect((await ok.json()).mcc).toBe('5992')
+    expect(((await ok.json()) as { mcc: string }).mcc).toBe('5992')
     const denied = await fetch(`${baseUrl}/v3/organisations/${saved.organisationId}`)
     expect(denied.status).toBe(401)
     expect(await denied.json()).toMatchObject({ code: 'UNAUTHORIZED' })

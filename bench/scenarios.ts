@@ -1,0 +1,70 @@
+// Benchmark scenarios. Each issue adds its endpoints here; every figure is reported against the baseline.
+import type { Kysely } from 'kysely'
+import type { Database } from '../src/db/database.js'
+import { createOrganisationWithKey } from '../src/services/organisations.js'
+
+export interface Seed {
+  organisationId: string
+  apiKey: string
+}
+
+export interface Scenario {
+  name: string
+  /** 'baseline' runs against the bare Fastify + INSERT server. */
+  target: 'baseline' | 'api'
+  method: 'GET' | 'POST'
+  path: (seed: Seed) => string
+  body?: (seed: Seed) => unknown
+  headers?: (seed: Seed) => Record<string, string>
+  /** Called per request: a fresh header set (e.g. a new Idempotency-Key). */
+  perRequestHeaders?: () => Record<string, string>
+  expectStatus: number
+  /** DESIGN.md §10 target: at least this × baseline req/s. */
+  minRatio?: number
+}
+
+/** The representative request body the baseline parses and stores (a carbon quote request). */
+export const sampleQuoteBody = (organisationId: string) => ({
+  organisationId,
+  locale: 'en-GB',
+  consumer: { reference: 'consumer_123', countryCode: 'GBR', postalCode: 'SW1A 1AA', city: 'London' },
+  merchant: {
+    name: 'Blossom & Bloom', mcc: '5992',
+    address: { line1: '45 Rosewood Avenue', city: 'London', postalCode: 'SW1A 1AA', countryCode: 'GBR' },
+  },
+  transaction: { amount: 47.97, currencyCode: 'GBP' },
+  orderItems: [{ itemReference: 'line_1', sku: 'POT_MEDIUM', description: 'Flower pot', category: 'pots', quantity: 3, unitPrice: { value: 15.99, currencyCode: 'GBP' } }],
+})
+
+export async function seed(db: Kysely<Database>): Promise<Seed> {
+  const { organisation, apiKey } = await createOrganisationWithKey(db, {
+    parentId: null,
+    tradingName: 'Bench merchant',
+    legalName: 'Bench merchant Ltd',
+    address: { line1: '45 Rosewood Avenue', city: 'London', postalCode: 'SW1A 1AA', countryCode: 'GBR' },
+    currencyCode: 'GBP',
+    mcc: '5992',
+  }, 'live', new Date())
+  return { organisationId: organisation.organisationId, apiKey }
+}
+
+const bearer = (s: Seed) => ({ authorization: `Bearer ${s.apiKey}` })
+
+export const scenarios: Scenario[] = [
+  {
+    name: 'baseline: POST jsonb INSERT',
+    target: 'baseline',
+    method: 'POST',
+    path: () => '/baseline',
+    body: (s) => sampleQuoteBody(s.organisationId),
+    expectStatus: 201,
+  },
+  {
+    name: 'GET /v3/organisations/:id',
+    target: 'api',
+    method: 'GET',
+    path: (s) => `/v3/organisations/${s.organisationId}`,
+    headers: bearer,
+    expectStatus: 200,
+  },
+]

@@ -1,0 +1,114 @@
+// No Docker engine runs here, so the Dockerfile, docker-compose.yml and .env.example are checked by reading them.
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
+import { CONFIG_KEYS, ConfigSchema } from '../../src/config.js'
+import { repoRoot } from '../helpers/process.js'
+
+const read = (file: string) => readFileSync(join(repoRoot, file), 'utf8')
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const compose: any = parse(read('docker-compose.yml'))
+const dockerfile = read('Dockerfile')
+const pkg = JSON.parse(read('package.json'))
+
+const envExample = new Map(
+  read('.env.example').split('\n')
+    .filter((line) => /^[A-Z0-9_]+=/.test(line))
+    .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const),
+)
+
+/** dist path of a compiled source file, following tsconfig.build.json (rootDir "."). */
+const sourceOf = (distPath: string) => distPath.replace(/^dist\//, '').replace(/\.js$/, '.ts')
+
+describe('.env.example', () => {
+  it('documents exactly the keys the config reads, each with a comment', () => {
+    expect([...envExample.keys()].sort()).toEqual([...CONFIG_KEYS].sort())
+    const lines = read('.env.example').split('\n')
+    for (const key of CONFIG_KEYS) {
+      const index = lines.findIndex((line) => line.startsWith(`${key}=`))
+      expect(lines[index - 1], `comment above ${key}`).toMatch(/^#/)
+    }
+  })
+
+  it('gives the same defaults as the config schema', () => {
+    for (const key of CONFIG_KEYS) {
+      const fallback = (ConfigSchema.properties[key] as { default?: unknown }).default
+      expect(envExample.get(key), key).toBe(fallback === undefined ? '' : String(fallback))
+    }
+  })
+})
+
+describe('docker-compose.yml', () => {
+  it('runs postgres (pinned, health-checked, named volume), a one-shot migrate and the api', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['api', 'migrate', 'postgres'])
+    const postgres = compose.services.postgres
+    expect(postgres.image).toMatch(/^postgres:\d+\.\d+/)
+    expect(postgres.healthcheck.test.join(' ')).toContain('pg_isready')
+    const [volumeName] = postgres.volumes[0].split(':')
+    expect(Object.keys(compose.volumes)).toContain(volumeName)
+
+    const migrate = compose.services.migrate
+    expect(migrate.restart).toBe('no')
+    expect(migrate.depends_on.postgres.condition).toBe('service_healthy')
+    const migrateScript = migrate.command.find((part: string) => part.startsWith('dist/'))
+    expect(existsSync(join(repoRoot, sourceOf(migrateScript)))).toBe(true)
+
+    const api = compose.services.api
+    expect(api.depends_on.migrate.condition).toBe('service_completed_successfully')
+    expect(api.depends_on.postgres.condition).toBe('service_healthy')
+    expect(api.ports).toContain(`${api.environment.PORT}:${api.environment.PORT}`)
+    expect(api.environment.HOST).toBe('0.0.0.0')
+  })
+
+  it('only sets environment keys the config knows, and points both services at the compose database', () => {
+    for (const name of ['api', 'migrate']) {
+      const env = compose.services[name].environment
+      for (const key of Object.keys(env)) expect(CONFIG_KEYS, `${name}.${key}`).toContain(key)
+      const url = new URL(env.DATABASE_URL)
+      expect(url.hostname).toBe('postgres')
+      expect(url.username).toBe(compose.services.postgres.environment.POSTGRES_USER)
+      expect(url.password).toBe(compose.services.postgres.environment.POSTGRES_PASSWORD)
+      expect(url.pathname).toBe(`/${compose.services.postgres.environment.POSTGRES_DB}`)
+    }
+  })
+})
+
+describe('Dockerfile', () => {
+  const froms = [...dockerfile.matchAll(/^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/gim)].map((m) => m[1] ?? '')
+
+  it('is multi-stage on a pinned Node LTS slim image', () => {
+    expect(froms.length).toBeGreaterThanOrEqual(2)
+    for (const image of froms) expect(image).toMatch(/^node:24\.\d+\.\d+-[a-z]+-slim$/)
+  })
+
+  it('installs production dependencies only in the runtime stage and runs as a non-root user', () => {
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('FROM '))
+    expect(runtime).toMatch(/npm ci --omit=dev/)
+    const user = /^USER\s+(\S+)/m.exec(runtime)?.[1]
+    expect(user).toBeDefined()
+    expect(user).not.toBe('root')
+    expect(runtime.indexOf('USER')).toBeLessThan(runtime.indexOf('CMD'))
+  })
+
+  it('starts the compiled server, exposes PORT and copies what the build compiles', () => {
+    const cmd = JSON.parse(/^CMD\s+(\[.*\])$/m.exec(dockerfile)?.[1] ?? '[]') as string[]
+    const entry = cmd.find((part) => part.startsWith('dist/'))
+    expect(entry).toBe('dist/src/server.js')
+    expect(existsSync(join(repoRoot, sourceOf(entry ?? '')))).toBe(true)
+    expect(dockerfile).toMatch(new RegExp(`EXPOSE ${ConfigSchema.properties.PORT.default}`))
+    const built = JSON.parse(read('tsconfig.build.json')).include as string[]
+    for (const dir of built) expect(dockerfile, `COPY ${dir}`).toMatch(new RegExp(`^COPY ${dir} `, 'm'))
+    expect(dockerfile).toMatch(/RUN npm run build/)
+    expect(pkg.scripts.build).toContain('tsconfig.build.json')
+  })
+})
+
+describe('package.json', () => {
+  it('has the scripts the README and CI use', () => {
+    for (const script of ['start', 'dev', 'build', 'typecheck', 'lint', 'test', 'db:migrate', 'cli', 'bench']) {
+      expect(pkg.scripts[script], script).toBeTruthy()
+    }
+    expect(pkg.scripts.start).toContain('dist/src/server.js')
+  })
+})
