@@ -80,6 +80,7 @@ interface Result {
   peakRssMb: number
   ratio?: number
   minRatio?: number
+  halfRate?: { requestsPerSecond: number; p99: number; maxP99: number }
 }
 
 async function drive(scenario: Scenario, baseUrl: string, data: Seed, seconds: number, rate?: number) {
@@ -158,8 +159,15 @@ async function main(): Promise<void> {
         peakRssMb: Math.round(rss.stop()),
         ...(scenario.minRatio ? { minRatio: scenario.minRatio } : {}),
       }
+      if (scenario.halfRateP99MaxMs !== undefined) {
+        const rate = Math.max(1, Math.floor(row.requestsPerSecond / 2))
+        const half = await drive(scenario, urls[scenario.target], data, duration, rate)
+        row.halfRate = { requestsPerSecond: Math.round(half.result.requests.average), p99: half.result.latency.p99, maxP99: scenario.halfRateP99MaxMs }
+        row.unexpectedStatus += half.unexpected
+      }
       results.push(row)
-      console.log(`${row.name}: ${row.requestsPerSecond} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, unexpected ${row.unexpectedStatus}`)
+      console.log(`${row.name}: ${row.requestsPerSecond} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, unexpected ${row.unexpectedStatus}` +
+        (row.halfRate ? `; at ${row.halfRate.requestsPerSecond} req/s p99 ${row.halfRate.p99} ms` : ''))
     }
     const base = results.find((r) => r.target === 'baseline')?.requestsPerSecond ?? 0
     for (const row of results) row.ratio = base ? Math.round((row.requestsPerSecond / base) * 100) / 100 : 0
@@ -170,6 +178,12 @@ async function main(): Promise<void> {
       const verdict = r.minRatio === undefined ? '' : `≥ ${r.minRatio} ${r.ratio! >= r.minRatio ? '✓' : '✗'}`
       console.log(`| ${r.name} | ${r.requestsPerSecond} | ${r.p50} | ${r.p99} | ${r.peakRssMb} | ${r.ratio} | ${verdict} | ${r.unexpectedStatus} |`)
     }
+    for (const r of results.filter((x) => x.halfRate)) {
+      const h = r.halfRate!
+      console.log(`\n${r.name} at half rate (${h.requestsPerSecond} req/s): p99 ${h.p99} ms (target ≤ ${h.maxP99} ms ${h.p99 <= h.maxP99 ? '✓' : '✗'})`)
+    }
+    const rss = Math.max(...results.filter((r) => r.target === 'api').map((r) => r.peakRssMb))
+    console.log(`API peak RSS ${rss} MB (target ≤ 250 MB ${rss <= 250 ? '✓' : '✗'})`)
     writeFileSync(`${root}/bench/last-run.json`, `${JSON.stringify({ at: new Date().toISOString(), connections, duration, results }, null, 2)}\n`)
   } finally {
     for (const child of children) child.kill('SIGTERM')

@@ -2,7 +2,13 @@
 // and from the compiled build without scanning the file system. Add new files at the end.
 import type { Migration } from 'kysely'
 import * as m000100 from './2026_11_21_000100_organisations_and_api_keys.js'
+import * as m000200 from './2026_11_21_000200_catalogue_and_quotes.js'
+import * as m000300 from './2026_11_21_000300_sessions.js'
+import * as m000400 from './2026_11_21_000400_funds_allocations.js'
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000100_organisations_and_api_keys': m000100,
+  '2026_11_21_000200_catalogue_and_quotes': m000200,
+  '2026_11_21_000300_sessions': m000300,
+  '2026_11_21_000400_funds_allocations': m000400,
 }

@@ -15,6 +15,7 @@ import { installErrorHandlers } from './http/errors.js'
 import { loggerOptions } from './logger.js'
 import healthRoutes from './routes/health.js'
 import organisationRoutes from './routes/organisations.js'
+import quoteRoutes from './routes/quotes.js'
 import type { RouteOptions } from './routes/plugin-options.js'
 import { sha256 } from './services/api-keys.js'
 
@@ -89,6 +90,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   for (const prefix of ['', '/v3']) {
     const documented = prefix === '/v3'
     await app.register(organisationRoutes, { prefix, ctx, documented })
+    // The spec's quote paths have no prefix; /v3 is the real service's base URL.
+    await app.register(quoteRoutes, { prefix, ctx, documented: !documented })
   }
 
   return app

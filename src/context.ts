@@ -2,6 +2,8 @@
 import type { Config } from './config.js'
 import type { DatabaseHandle } from './db/connect.js'
 import { AccessResolver } from './services/access.js'
+import { QuoteCache } from './services/quotes.js'
+import { ReferenceDataCache } from './services/reference-data.js'
 
 export type Clock = () => Date
 
@@ -10,6 +12,8 @@ export interface AppContext {
   readonly database: DatabaseHandle
   readonly clock: Clock
   readonly access: AccessResolver
+  readonly reference: ReferenceDataCache
+  readonly quotes: QuoteCache
 }
 
 export function createContext(config: Config, database: DatabaseHandle, clock: Clock = () => new Date()): AppContext {
@@ -18,5 +22,7 @@ export function createContext(config: Config, database: DatabaseHandle, clock: C
     database,
     clock,
     access: new AccessResolver(database.db, config.AUTH_CACHE_TTL_MS, () => clock().getTime()),
+    reference: new ReferenceDataCache(database.db, config.CATALOGUE_CACHE_TTL_MS, () => clock().getTime()),
+    quotes: new QuoteCache(),
   }
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { countOrganisations } from '../db/repositories/organisations.js'
+import { demoCatalogue, importCatalogue } from '../services/catalogue.js'
 import { createOrganisationWithKey } from '../services/organisations.js'
 
 export interface DemoCredentials {
@@ -15,9 +16,13 @@ export interface DemoCredentials {
 
 export const demoCredentialsPath = (dataDir: string): string => join(dataDir, 'demo-credentials.json')
 
-/** Creates the demo organisation when the database has none; returns the credentials when it did. */
+/**
+ * Creates the demo organisation and loads the illustrative demo catalogue when the database has no
+ * organisation yet; returns the credentials when it did.
+ */
 export async function bootstrapDemo(db: Kysely<Database>, dataDir: string, now: Date): Promise<DemoCredentials | undefined> {
   if ((await countOrganisations(db)) > 0) return undefined
+  await importCatalogue(db, demoCatalogue(), now)
   const { organisation, apiKey } = await createOrganisationWithKey(db, {
     parentId: null,
     tradingName: 'Blossom & Bloom (demo)',

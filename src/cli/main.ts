@@ -1,4 +1,5 @@
 // Operator CLI: `npm run cli -- <command>`. Prints JSON on stdout; usage errors exit 2, failures exit 1.
+import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import type { Kysely } from 'kysely'
 import { ConfigError, loadConfig, loadDotEnvFile } from '../config.js'
@@ -8,6 +9,7 @@ import { PendingMigrationsError, prepareSchema } from '../db/migrate.js'
 import { DomainError } from '../domain/errors.js'
 import { AppError } from '../errors.js'
 import { createApiKey, listApiKeys, revokeApiKey, type KeyMode } from '../services/api-keys.js'
+import { demoCatalogue, importCatalogue, importEmissionFactors, ImportError } from '../services/catalogue.js'
 import { createOrganisationWithKey, type TaxLiability } from '../services/organisations.js'
 
 export const USAGE = `Usage: npm run cli -- <command> [options]
@@ -19,6 +21,8 @@ export const USAGE = `Usage: npm run cli -- <command> [options]
   key create --org <uuid> [--mode live|test]
   key list --org <uuid>
   key revoke --key-prefix <prefix>
+  catalogue import <file.json> | --demo     impact partners, projects, organisation partner lists (upsert)
+  factors import <file.csv>                 emission factors (upsert; they take precedence over the defaults)
 
 Runs against DATABASE_URL when set, otherwise the embedded database in DATA_DIR (default ./.data).`
 
@@ -110,6 +114,38 @@ export const COMMANDS: Record<string, Command> = {
     options: { 'key-prefix': str },
     run: (db, options, _p, now) => revokeApiKey(db, required(options, 'key-prefix'), now),
   },
+  'catalogue import': {
+    options: { demo: { type: 'boolean' } },
+    async run(db, options, positionals, now) {
+      if (options.demo === true && positionals.length === 0) return importCatalogue(db, demoCatalogue(), now)
+      if (options.demo === true || positionals.length !== 1) throw new UsageError('give exactly one catalogue file, or --demo')
+      return importCatalogue(db, readJson(positionals[0] ?? ''), now)
+    },
+  },
+  'factors import': {
+    options: {},
+    async run(db, _options, positionals, now) {
+      if (positionals.length !== 1) throw new UsageError('give exactly one CSV file')
+      return importEmissionFactors(db, readText(positionals[0] ?? ''), now)
+    },
+  },
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`)
+  }
+}
+
+function readJson(path: string): unknown {
+  try {
+    return JSON.parse(readText(path))
+  } catch (error) {
+    if (error instanceof UsageError) throw error
+    throw new ImportError([`${path} is not valid JSON: ${(error as Error).message}`])
+  }
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -150,7 +186,7 @@ main(process.argv.slice(2)).then((code) => {
     return
   }
   const known = error instanceof ConfigError || error instanceof PendingMigrationsError || error instanceof DataDirLockedError ||
-    error instanceof AppError || error instanceof DomainError
+    error instanceof AppError || error instanceof DomainError || error instanceof ImportError
   console.error(known ? `error: ${(error as Error).message}` : error)
   process.exitCode = 1
 })

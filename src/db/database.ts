@@ -1,6 +1,25 @@
 // Kysely table types. numeric columns are strings (both pg and PGlite return numeric as text);
 // money is converted to Decimal in the domain, never to a JS number.
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely'
+import type { LockedQuote, PartnerImages } from '../domain/types.js'
+
+/** The validated quote request as stored with a quote (wire field names). */
+export interface QuoteRequestRecord {
+  organisationId: string
+  locale?: string | undefined
+  consumer: { reference: string; countryCode: string; postalCode?: string; city?: string; state?: string }
+  merchant?: {
+    name: string
+    mcc: string
+    address: { countryCode: string; line1?: string; line2?: string; line3?: string; city?: string; postalCode?: string; state?: string }
+  } | null | undefined
+  transaction: { amount: number; currencyCode: string }
+  orderItems?: unknown[] | null | undefined
+  matchConsumerLocation: boolean
+  responseOptions: { includeImpactPartnerDetails: boolean; includeImpactPartnerRates: boolean }
+  /** What produced the quote: a direct quote call, or a session. */
+  origin: 'quote' | 'post-purchase-session' | 'checkout-session'
+}
 
 export type Numeric = ColumnType<string, string, string>
 export type Timestamp = ColumnType<Date, Date | undefined, Date>
@@ -42,9 +61,158 @@ export interface ApiKeysTable {
   revoked_at: Date | null
 }
 
+export interface ImpactPartnersTable {
+  id: string
+  kind: 'credits' | 'contribution'
+  name: string
+  short_description: string
+  long_description: string | null
+  website: string | null
+  images: ColumnType<PartnerImages, string, string>
+  priority: number
+  active: boolean
+  updated_at: Timestamp
+}
+
+export interface ProjectsTable {
+  id: string
+  impact_partner_id: string
+  name: string
+  short_description: string
+  long_description: string | null
+  type: string
+  country_code: string | null
+  state: string | null
+  price: Numeric
+  price_currency: string
+  priority: number
+  weight: ColumnType<string | null, string | null, string | null>
+  active: boolean
+  updated_at: Timestamp
+}
+
+export interface OrganisationImpactPartnersTable {
+  organisation_id: string
+  impact_partner_id: string
+}
+
+export interface EmissionFactorsTable {
+  id: string
+  kind: 'carbon' | 'nature'
+  mcc_from: number
+  mcc_to: number
+  region: string
+  value: Numeric
+  base_currency: string
+  price_year: number
+  source: string
+  version: string
+  licence: string
+  tailpipe_value: ColumnType<string | null, string | null, string | null>
+  note: string | null
+  imported_at: Timestamp
+}
+
+export interface QuotesTable {
+  id: string
+  organisation_id: string
+  impact_type: 'carbon' | 'nature'
+  currency_code: string
+  tax_liability: 'platform' | 'organisation'
+  request: ColumnType<QuoteRequestRecord, string, string>
+  locked: ColumnType<LockedQuote, string, string>
+  created_at: Date
+}
+
+export interface SessionsTable {
+  id: string
+  organisation_id: string
+  quote_id: string
+  kind: 'post-purchase' | 'checkout'
+  sdk_variant: 'embedded' | 'takeover' | null
+  impact_type: 'carbon' | 'nature'
+  client_secret_hash: Uint8Array
+  expires_at: Date
+  created_at: Date
+}
+
+export interface AllocationsTable {
+  id: string
+  organisation_id: string
+  quote_id: string
+  idempotency_key: string
+  request_hash: Uint8Array
+  currency_code: string
+  credits_amount: ColumnType<string | null, string | null, never>
+  contribution_amount: ColumnType<string | null, string | null, never>
+  tax_liability: 'platform' | 'organisation'
+  issue_tax_receipt: boolean
+  response: string
+  created_at: Date
+}
+
+export interface AllocationEntriesTable {
+  allocation_id: string
+  position: number
+  kind: 'credit' | 'contribution'
+  project_id: string | null
+  impact_partner_id: string
+  impact_amount: Numeric
+  impact_sales_tax_amount: Numeric
+  impact_sales_tax_rate: Numeric
+  service_fee_amount: Numeric
+  service_fee_sales_tax_amount: Numeric
+  service_fee_sales_tax_rate: Numeric
+  quantity_tonnes: ColumnType<string | null, string | null, never>
+}
+
+export interface AllocationReversalsTable {
+  id: string
+  allocation_id: string
+  organisation_id: string
+  response: string
+  created_at: Date
+}
+
+export interface TaxReceiptsTable {
+  id: string
+  allocation_id: string
+  organisation_id: string
+  consumer_email: string
+  payload: ColumnType<TaxReceiptPayload, string, string>
+  status: 'pending' | 'sent' | 'failed'
+  attempts: number
+  next_attempt_at: Date
+  locked_until: Date | null
+  last_error: string | null
+  sent_at: Date | null
+  created_at: Date
+}
+
+/** What a tax receipt e-mail says (frozen when the allocation is made). */
+export interface TaxReceiptPayload {
+  fundsAllocationId: string
+  organisationName: string
+  currencyCode: string
+  /** Decimal strings in the allocation currency. */
+  totalPaid: string
+  contributions: { impactPartnerName: string; impactAmount: string }[]
+  allocatedAt: string
+}
+
 export interface Database {
   organisations: OrganisationsTable
   api_keys: ApiKeysTable
+  impact_partners: ImpactPartnersTable
+  projects: ProjectsTable
+  organisation_impact_partners: OrganisationImpactPartnersTable
+  emission_factors: EmissionFactorsTable
+  quotes: QuotesTable
+  sessions: SessionsTable
+  allocations: AllocationsTable
+  allocation_entries: AllocationEntriesTable
+  allocation_reversals: AllocationReversalsTable
+  tax_receipts: TaxReceiptsTable
 }
 
 export type OrganisationRow = Selectable<OrganisationsTable>
@@ -52,3 +220,5 @@ export type NewOrganisationRow = Insertable<OrganisationsTable>
 export type ApiKeyRow = Selectable<ApiKeysTable>
 export type NewApiKeyRow = Insertable<ApiKeysTable>
 export type GeneratedId = Generated<string>
+export type QuoteRow = Selectable<QuotesTable>
+export type NewQuoteRow = Insertable<QuotesTable>

@@ -14,7 +14,7 @@ import type {
   QuotedProject,
   SectionTaxRates,
 } from './types.js'
-import { Decimal, formatDecimal, formatMinorUnits, minorUnitsOf, parseDecimal, roundHalfUp, splitByWeights, toMinorUnits } from './money.js'
+import { Decimal, formatDecimal, formatMinorUnits, formatRate, minorUnitsOf, parseDecimal, roundHalfUp, splitByWeights, toMinorUnits } from './money.js'
 import { DomainError } from './errors.js'
 import { convert, isPricedCurrency } from './fx.js'
 import { isKnownCountry } from './countries.js'
@@ -282,4 +282,15 @@ export function priceQuote(input: QuoteInput, reference: ReferenceData): LockedQ
     },
     partners: [...referenced.values()].map(partnerDetails),
   }
+}
+
+/**
+ * Effective rates for display (the API's JSON numbers): rounded to `decimals` places by splitting
+ * 10^decimals units with the exact weights [1, ti, f, f·tf] (largest remainder), so the four values
+ * still sum to exactly 1 and each is within 10^-decimals of its full-precision rate.
+ */
+export function displayRatesOf(rates: SectionTaxRates, decimals = 10): EffectiveRates {
+  const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = splitByWeights(10n ** BigInt(decimals), splitWeightsOf(rates))
+  const text = (units: bigint): string => formatRate(formatMinorUnits(units, decimals))
+  return { impact: text(impact), impactTax: text(impactTax), serviceFee: text(serviceFee), serviceFeeTax: text(serviceFeeTax) }
 }

@@ -28,3 +28,22 @@ export async function createOrg(
   }, 'live', now)
   return { organisationId: result.organisation.organisationId, apiKey: result.apiKey, apiKeyPrefix: result.apiKeyPrefix }
 }
+
+export async function importDemoCatalogue(db: Kysely<Database>): Promise<void> {
+  const { demoCatalogue, importCatalogue } = await import('../../src/services/catalogue.js')
+  await importCatalogue(db, demoCatalogue(), new Date('2026-11-21T08:00:00.000Z'))
+}
+
+/** The florist request of the real service's documentation (GBP 47.97, MCC 5992, London). */
+export const floristQuote = (organisationId: string, extra: Record<string, unknown> = {}) => ({
+  organisationId,
+  locale: 'en-GB',
+  consumer: { reference: 'consumer_123', countryCode: 'GBR' },
+  merchant: {
+    name: 'Blossom & Bloom',
+    mcc: '5992',
+    address: { line1: '45 Rosewood Avenue', city: 'London', postalCode: 'SW1A 1AA', countryCode: 'GBR' },
+  },
+  transaction: { amount: 47.97, currencyCode: 'GBP' },
+  ...extra,
+})

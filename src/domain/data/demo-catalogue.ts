@@ -48,10 +48,10 @@ export const DEMO_IMPACT_PARTNERS: readonly ImpactPartner[] = [
 
 const project = (
   id: string, impactPartnerId: string, name: string, shortDescription: string,
-  countryCode: string | null, price: string, priceCurrency: string, priority: number,
+  countryCode: string | null, price: string, priceCurrency: string, priority: number, state: string | null = null,
 ): CreditProject => ({
   id, impactPartnerId, name, shortDescription, type: 'carbonCredits',
-  location: { countryCode, state: null }, price, priceCurrency, priority, weight: null, active: true,
+  location: { countryCode, state }, price, priceCurrency, priority, weight: null, active: true,
 })
 
 /**
@@ -71,4 +71,14 @@ export const DEMO_CREDIT_PROJECTS: readonly CreditProject[] = [
     'Nature-based removal (Woodland Carbon Code type).', 'GBR', '23.30', 'GBP', 10),
   project('fc21c9f7-42ba-4857-b0f6-8a5931369690', DEMO_PARTNER_IDS.durableCarbon, 'Biochar, durable removal (demo)',
     'Durable removal (biochar type).', null, '150.00', 'USD', 5),
+  // Below: the USA by state and Germany, so location matching has something to find (illustrative prices
+  // within the §6.1 reforestation range, USD 5–50/t; the German peatland price is an assumption).
+  project('0b6f3e0a-5c1d-4b8e-9a57-2f4c1d9e6a11', DEMO_PARTNER_IDS.forestGuardians, 'Family forest management, California (demo)',
+    'Improved forest management (IFM type, cf. VM0045).', 'USA', '18.00', 'USD', 45, 'CA'),
+  project('6d2a9c47-1e3b-4f5a-8c6d-7b8e9f0a1b22', DEMO_PARTNER_IDS.verdantRemovals, 'Reforestation, Oregon (demo)',
+    'Nature-based removal (ARR type).', 'USA', '20.00', 'USD', 35, 'OR'),
+  project('9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c33', DEMO_PARTNER_IDS.forestGuardians, 'Landfill gas capture, United States (demo)',
+    'Avoidance through methane capture.', 'USA', '6.00', 'USD', 15),
+  project('4c3b2a19-0f8e-4d7c-9b6a-5f4e3d2c1b44', DEMO_PARTNER_IDS.verdantRemovals, 'Peatland rewetting, Germany (demo)',
+    'Avoidance and removal through rewetted peat soils.', 'DEU', '40.00', 'EUR', 25),
 ]

@@ -1,0 +1,152 @@
+// Wire schemas of quotes (spec 2.1–2.3), shared with the session routes that create quotes.
+import { Type, type TSchema } from '@sinclair/typebox'
+import type { Config } from '../config.js'
+import { CountryCodeSchema, CurrencyCodeSchema, MccSchema, optionalText, text, UuidSchema } from './schemas.js'
+
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+
+export const ConsumerSchema = Type.Object({
+  reference: text(200, 'Your identifier for the consumer'),
+  countryCode: CountryCodeSchema,
+  postalCode: optionalText(20),
+  city: optionalText(100),
+  state: optionalText(100),
+}, { additionalProperties: false, description: 'Used for tax calculation' })
+
+export const MerchantSchema = Type.Object({
+  name: text(200),
+  mcc: MccSchema,
+  address: Type.Object({
+    line1: optionalText(200),
+    line2: optionalText(200),
+    line3: optionalText(200),
+    city: optionalText(100),
+    postalCode: optionalText(20),
+    state: optionalText(100),
+    countryCode: CountryCodeSchema,
+  }, { additionalProperties: false, description: 'Only countryCode is required; it selects the emission factor.' }),
+}, { additionalProperties: false, description: 'Required when the organisation has no MCC set at organisation level' })
+
+export const transactionSchema = (config: Config) => Type.Object({
+  amount: Type.Number({ exclusiveMinimum: 0, maximum: config.AMOUNT_MAX, description: 'At most the currency\'s minor-unit decimals' }),
+  currencyCode: CurrencyCodeSchema,
+}, { additionalProperties: false })
+
+export const orderItemsSchema = (config: Config) => Type.Array(Type.Object({
+  itemReference: optionalText(200),
+  sku: optionalText(200),
+  description: optionalText(500),
+  category: optionalText(200),
+  quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+  unitPrice: Type.Optional(Type.Object({
+    value: Type.Number({ minimum: 0, maximum: config.AMOUNT_MAX }),
+    currencyCode: CurrencyCodeSchema,
+  }, { additionalProperties: false })),
+}, { additionalProperties: false }), { maxItems: 500, description: 'Not used in the footprint; stored for analytics and reporting' })
+
+const ResponseOptionsSchema = Type.Object({
+  includeImpactPartnerDetails: Type.Optional(Type.Boolean()),
+  includeImpactPartnerRates: Type.Optional(Type.Boolean()),
+}, { additionalProperties: false })
+
+export const quoteBodySchema = (config: Config) => Type.Object({
+  organisationId: UuidSchema,
+  locale: Type.String({ minLength: 1, maxLength: 35, description: 'BCP 47 tag; unsupported locales fall back to en-GB' }),
+  consumer: ConsumerSchema,
+  merchant: Type.Optional(nullable(MerchantSchema)),
+  transaction: transactionSchema(config),
+  orderItems: Type.Optional(nullable(orderItemsSchema(config))),
+  projectFilters: Type.Optional(nullable(Type.Object({
+    credits: Type.Optional(nullable(Type.Object({
+      matchConsumerLocation: Type.Optional(Type.Boolean()),
+    }, { additionalProperties: false }))),
+  }, { additionalProperties: false }))),
+  responseOptions: Type.Optional(nullable(ResponseOptionsSchema)),
+}, { additionalProperties: false })
+
+const RatesSchema = Type.Object({
+  impact: Type.Number(),
+  impactTax: Type.Number(),
+  serviceFee: Type.Number(),
+  serviceFeeTax: Type.Number(),
+}, { description: 'Proportions (10 decimals) that sum to 1' })
+
+const ImageSchema = Type.Object({ path: Type.String(), type: Type.String(), width: Type.Integer(), height: Type.Integer() })
+
+export const ImpactPartnerSchema = Type.Object({
+  id: UuidSchema,
+  name: Type.String(),
+  shortDescription: Type.String(),
+  images: Type.Object({
+    logos: Type.Optional(Type.Array(ImageSchema)),
+    thumbnails: Type.Optional(Type.Array(ImageSchema)),
+    backgrounds: Type.Optional(Type.Array(ImageSchema)),
+  }),
+})
+
+const EquivalentsSchema = Type.Array(Type.Object({ key: Type.String(), value: Type.Number(), description: Type.String() }))
+
+export const CreditsSectionSchema = Type.Object({
+  amounts: Type.Object({
+    total: Type.Number({ description: 'impact + serviceFee + sales tax: the figure to show the consumer' }),
+    impact: Type.Number(),
+    impactTax: Type.Number(),
+    serviceFee: Type.Number(),
+    serviceFeeTax: Type.Number(),
+  }),
+  effectiveRates: RatesSchema,
+  unit: Type.Object({ description: Type.String(), price: Type.Number() }),
+  consumerLocationMatchAccuracy: Type.Union([Type.Literal('state'), Type.Literal('country'), Type.Literal('global')]),
+  impactPartners: Type.Optional(Type.Array(ImpactPartnerSchema)),
+})
+
+export const ContributionSectionSchema = Type.Object({
+  effectiveRates: RatesSchema,
+  impactPartners: Type.Optional(Type.Array(ImpactPartnerSchema)),
+})
+
+const PartnerRatesSchema = Type.Array(Type.Object({ partnerId: UuidSchema, rates: RatesSchema }))
+
+export const CarbonFootprintSchema = Type.Object({
+  co2eGrams: Type.Number(),
+  co2eOunces: Type.Number(),
+  equivalents: EquivalentsSchema,
+})
+
+export const NatureFootprintSchema = Type.Object({
+  areaSquareMetres: Type.Number({ description: 'Intact nature lost (MSA), an estimate' }),
+  areaSquareFeet: Type.Number(),
+  equivalents: EquivalentsSchema,
+})
+
+const quoteHeader = {
+  quoteId: UuidSchema,
+  currencyCode: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+}
+
+export const CarbonQuoteSchema = Type.Object({
+  ...quoteHeader,
+  footprint: CarbonFootprintSchema,
+  credits: CreditsSectionSchema,
+  contribution: ContributionSectionSchema,
+  partnerRates: Type.Optional(Type.Object({ credits: PartnerRatesSchema, contribution: PartnerRatesSchema })),
+}, { title: 'CarbonQuote' })
+
+export const NatureQuoteSchema = Type.Object({
+  ...quoteHeader,
+  footprint: NatureFootprintSchema,
+  contribution: ContributionSectionSchema,
+  partnerRates: Type.Optional(Type.Object({ credits: PartnerRatesSchema, contribution: PartnerRatesSchema })),
+}, { title: 'NatureQuote' })
+
+export const QuoteProjectSchema = Type.Object({
+  id: UuidSchema,
+  impactPartnerId: UuidSchema,
+  name: Type.String(),
+  shortDescription: Type.String(),
+  type: Type.String(),
+  location: Type.Object({ countryCode: Type.Union([Type.String(), Type.Null()]), state: Type.Union([Type.String(), Type.Null()]) }),
+  unit: Type.Object({ description: Type.String(), price: Type.Number(), currencyCode: Type.String() }),
+  weight: Type.Number({ description: 'Share of every credits allocation locked in the quote (weights sum to 1)' }),
+}, { title: 'QuoteProject' })
