@@ -16,6 +16,7 @@ import { loggerOptions } from './logger.js'
 import healthRoutes from './routes/health.js'
 import organisationRoutes from './routes/organisations.js'
 import quoteRoutes from './routes/quotes.js'
+import sessionRoutes from './routes/sessions.js'
 import type { RouteOptions } from './routes/plugin-options.js'
 import { sha256 } from './services/api-keys.js'
 
@@ -92,6 +93,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await app.register(organisationRoutes, { prefix, ctx, documented })
     // The spec's quote paths have no prefix; /v3 is the real service's base URL.
     await app.register(quoteRoutes, { prefix, ctx, documented: !documented })
+    await app.register(sessionRoutes, { prefix, ctx, documented })
   }
 
   return app

@@ -1,5 +1,6 @@
 // Stored quote → wire JSON (spec 2.2). Deterministic: GET returns exactly what creation returned.
 import type { Static } from '@sinclair/typebox'
+import { describeEquivalents, resolveLocale } from '../../domain/equivalents.js'
 import { displayRatesOf } from '../../domain/pricing.js'
 import type { EffectiveRates, LockedQuote, PartnerImages, QuotedProject, SectionTaxRates } from '../../domain/types.js'
 import type { StoredQuote } from '../../services/quotes.js'
@@ -108,4 +109,28 @@ export function presentNatureQuote(quote: StoredQuote): NatureQuoteBody {
   const body = presentQuote(quote)
   if ('credits' in body) throw new Error(`quote ${quote.id} is not a nature quote`)
   return body
+}
+
+/**
+ * A quote as a frontend SDK renders it (sessions): impact partners always included, no partnerRates,
+ * equivalents re-localised for `requestedLocale` (after fallback) or else in the quote's own locale.
+ */
+export function presentSdkQuote(quote: StoredQuote, requestedLocale: string | undefined) {
+  const body = presentQuote({
+    ...quote,
+    request: { ...quote.request, responseOptions: { includeImpactPartnerDetails: true, includeImpactPartnerRates: false } },
+  })
+  const { locked } = quote
+  const locale = requestedLocale === undefined ? locked.locale : resolveLocale(requestedLocale)
+  const equivalents = locale === locked.locale
+    ? body.footprint.equivalents
+    : wireEquivalents({ equivalents: describeEquivalents(locked.footprint, locale) })
+  const contribution = { effectiveRates: body.contribution.effectiveRates, impactPartners: body.contribution.impactPartners ?? [] }
+  return {
+    currencyCode: body.currencyCode,
+    locale,
+    footprint: { ...body.footprint, equivalents },
+    ...('credits' in body ? { credits: { ...body.credits, impactPartners: body.credits.impactPartners ?? [] } } : {}),
+    contribution,
+  }
 }
