@@ -54,16 +54,30 @@ export const SessionQuerySchema = Type.Object({
 
 const withPartners = { impactPartners: Type.Array(ImpactPartnerSchema) }
 
-export const SdkSessionSchema = Type.Object({
+const sdkSessionHeader = {
   sessionId: UuidSchema,
-  kind: Type.Union([Type.Literal('post-purchase'), Type.Literal('checkout')]),
+  kind: stringEnum(['post-purchase', 'checkout'] as const, 'Which endpoint created the session'),
   sdkVariant: Type.Union([SdkVariantSchema, Type.Null()], { description: 'null for checkout sessions' }),
   impactType: ImpactTypeSchema,
   expiresAt: Type.String({ format: 'date-time' }),
   quoteId: UuidSchema,
   currencyCode: Type.String(),
   locale: Type.String({ description: 'The locale the equivalents are written in, after fallback' }),
-  footprint: Type.Union([CarbonFootprintSchema, NatureFootprintSchema]),
-  credits: Type.Optional(Type.Object({ ...CreditsSectionSchema.properties, ...withPartners }, { description: 'Carbon sessions only' })),
-  contribution: Type.Object({ ...ContributionSectionSchema.properties, ...withPartners }),
-}, { title: 'SdkSession' })
+}
+
+const SdkContributionSchema = Type.Object({ ...ContributionSectionSchema.properties, ...withPartners })
+
+export const SdkCarbonSessionSchema = Type.Object({
+  ...sdkSessionHeader,
+  footprint: CarbonFootprintSchema,
+  credits: Type.Object({ ...CreditsSectionSchema.properties, ...withPartners }),
+  contribution: SdkContributionSchema,
+}, { title: 'SdkCarbonSession' })
+
+export const SdkNatureSessionSchema = Type.Object({
+  ...sdkSessionHeader,
+  footprint: NatureFootprintSchema,
+  contribution: SdkContributionSchema,
+}, { title: 'SdkNatureSession' })
+
+export const SdkSessionSchema = Type.Union([SdkCarbonSessionSchema, SdkNatureSessionSchema])

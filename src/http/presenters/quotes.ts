@@ -126,11 +126,14 @@ export function presentSdkQuote(quote: StoredQuote, requestedLocale: string | un
     ? body.footprint.equivalents
     : wireEquivalents({ equivalents: describeEquivalents(locked.footprint, locale) })
   const contribution = { effectiveRates: body.contribution.effectiveRates, impactPartners: body.contribution.impactPartners ?? [] }
-  return {
-    currencyCode: body.currencyCode,
-    locale,
-    footprint: { ...body.footprint, equivalents },
-    ...('credits' in body ? { credits: { ...body.credits, impactPartners: body.credits.impactPartners ?? [] } } : {}),
-    contribution,
+  if ('credits' in body) {
+    return {
+      currencyCode: body.currencyCode,
+      locale,
+      footprint: { ...body.footprint, equivalents },
+      credits: { ...body.credits, impactPartners: body.credits.impactPartners ?? [] },
+      contribution,
+    }
   }
+  return { currencyCode: body.currencyCode, locale, footprint: { ...body.footprint, equivalents }, contribution }
 }
