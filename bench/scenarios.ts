@@ -82,4 +82,14 @@ export const scenarios: Scenario[] = [
     minRatio: 0.7,
     halfRateP99MaxMs: 25,
   },
+  {
+    // A quote and its session in one INSERT statement; no DESIGN.md target of its own.
+    name: 'POST /v3/post-purchase/sessions',
+    target: 'api',
+    method: 'POST',
+    path: () => '/v3/post-purchase/sessions',
+    body: (s) => ({ ...sampleQuoteBody(s.organisationId), sdkVariant: 'embedded' }),
+    headers: bearer,
+    expectStatus: 200,
+  },
 ]
