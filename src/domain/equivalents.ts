@@ -1,6 +1,7 @@
 // Localised, ready-to-show equivalents of a footprint (DESIGN.md §6.2). Constants: domain-data.md §2.
 import type { Equivalent, Footprint } from './types.js'
-import { Decimal, roundHalfUp } from './money.js'
+import { DisplayDecimal as Decimal, roundHalfUp } from './money.js'
+import type { Decimal as MoneyDecimal } from './money.js'
 
 /** The locales we write sentences for; the first of each language is its fallback. */
 export const SUPPORTED_LOCALES: readonly string[] = ['en-GB', 'en-US', 'de-DE', 'fr-FR', 'es-ES', 'it-IT', 'nl-NL', 'sv-SE']
@@ -152,14 +153,14 @@ function pluralOf(locale: string, digits: number, value: number): Plural {
 }
 
 /** Display scale of an equivalent: 2 dp below 1, 1 dp below 10, whole numbers from 10 up. */
-export function displayDigits(value: Decimal): number {
+export function displayDigits(value: MoneyDecimal): number {
   const magnitude = value.abs()
   return magnitude.lessThan(1) ? 2 : magnitude.lessThan(10) ? 1 : 0
 }
 
 function equivalent(
   key: string,
-  exact: Decimal,
+  exact: MoneyDecimal,
   locale: string,
   sentence: Count,
   unit?: { unit: string; display: 'long' | 'short' },

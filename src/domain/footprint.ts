@@ -128,9 +128,30 @@ export function findFactor(
  */
 export function deflatorFor(factor: Pick<EmissionFactor, 'baseCurrency' | 'priceYear'>, date: string): Decimal {
   const basis = US_CPI_U[factor.priceYear]
-  if (factor.baseCurrency !== 'USD' || basis === undefined) return new Decimal(1)
+  if (factor.baseCurrency !== 'USD' || basis === undefined) return ONE
   const year = Math.min(Math.max(yearOf(date), FIRST_CPI_YEAR), LAST_CPI_YEAR)
-  return new Decimal(basis).div(US_CPI_U[year] ?? basis)
+  const key = `${factor.priceYear}|${year}`
+  let deflator = deflators.get(key)
+  if (deflator === undefined) {
+    deflator = new Decimal(basis).div(US_CPI_U[year] ?? basis)
+    deflators.set(key, deflator)
+  }
+  return deflator
+}
+
+const ONE = new Decimal(1)
+// A handful of (price year, quote year) pairs exist; each costs a 50-digit division.
+const deflators = new Map<string, Decimal>()
+const kgPerUnitCache = new WeakMap<EmissionFactor, Decimal>()
+
+/** value + tailpipeValue of a carbon factor, as a Decimal (cached per factor object). */
+function kgPerUnitOf(factor: EmissionFactor): Decimal {
+  let kg = kgPerUnitCache.get(factor)
+  if (kg === undefined) {
+    kg = new Decimal(factor.value).plus(factor.tailpipeValue ?? '0')
+    kgPerUnitCache.set(factor, kg)
+  }
+  return kg
 }
 
 export interface FootprintInput {
@@ -169,8 +190,7 @@ export function estimateFootprint(input: FootprintInput, factors: readonly Emiss
 
   let footprint: Footprint
   if (input.kind === 'carbon') {
-    const kgPerUnit = new Decimal(factor.value).plus(factor.tailpipeValue ?? '0')
-    const grams = spend.times(kgPerUnit).times(1000)
+    const grams = spend.times(kgPerUnitOf(factor)).times(1000)
     footprint = {
       kind: 'carbon',
       co2eGrams: formatDecimal(roundHalfUp(grams, 1), 1),

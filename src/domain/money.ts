@@ -17,6 +17,19 @@ export const Decimal = DecimalJs.clone({
 })
 export type Decimal = DecimalJs
 
+/**
+ * 20 significant digits, ROUND_HALF_UP: for display-only ratios that are then rounded to at most
+ * 2 decimal places (footprint equivalents). Never for money. Quotients of the figures involved
+ * (1-dp grams or 2-dp areas over fixed constants) lie either exactly on a rounding tie or far
+ * further from one than 20 digits can blur, so the rounded result equals the 50-digit one.
+ */
+export const DisplayDecimal = DecimalJs.clone({
+  precision: 20,
+  rounding: DecimalJs.ROUND_HALF_UP,
+  toExpNeg: -40,
+  toExpPos: 40,
+})
+
 // currency-codes' own lookup is a linear scan; index it once at load.
 const DIGITS_BY_CODE: ReadonlyMap<string, number> = new Map(
   currencyCodes.data
@@ -127,17 +140,7 @@ export function formatRate(value: Decimal | string): string {
  */
 export function splitByWeights(total: bigint, weights: readonly (Decimal | string)[]): bigint[] {
   if (total < 0n) return splitByWeights(-total, weights).map((part) => -part)
-  const decimals = weights.map((weight) => (typeof weight === 'string' ? new Decimal(weight) : weight))
-  let scale = 0
-  for (const weight of decimals) {
-    if (!weight.isFinite() || (weight.isNegative() && !weight.isZero())) {
-      throw new RangeError(`split weights must be finite and non-negative, got ${weight.toString()}`)
-    }
-    scale = Math.max(scale, weight.decimalPlaces())
-  }
-  const scaled = decimals.map((weight) => BigInt(weight.toFixed(scale).replace('.', '')))
-  const sum = scaled.reduce((acc, weight) => acc + weight, 0n)
-  if (sum === 0n) throw new RangeError('split weights must not all be zero')
+  const { scaled, sum } = scaledWeightsOf(weights)
 
   const parts: bigint[] = []
   const remainders: bigint[] = []
@@ -160,4 +163,28 @@ export function splitByWeights(total: bigint, weights: readonly (Decimal | strin
     }
   }
   return parts
+}
+
+// Scaling weights to integers costs several Decimal operations; callers that split often (pricing,
+// allocation) pass the same memoised weight arrays, so cache the scaled form per array.
+const scaledWeightsCache = new WeakMap<readonly (Decimal | string)[], { scaled: bigint[]; sum: bigint }>()
+
+/** The weights as integers with a common scale, and their sum (validated: finite, ≥ 0, not all 0). */
+function scaledWeightsOf(weights: readonly (Decimal | string)[]): { scaled: bigint[]; sum: bigint } {
+  const cached = scaledWeightsCache.get(weights)
+  if (cached !== undefined) return cached
+  const decimals = weights.map((weight) => (typeof weight === 'string' ? new Decimal(weight) : weight))
+  let scale = 0
+  for (const weight of decimals) {
+    if (!weight.isFinite() || (weight.isNegative() && !weight.isZero())) {
+      throw new RangeError(`split weights must be finite and non-negative, got ${weight.toString()}`)
+    }
+    scale = Math.max(scale, weight.decimalPlaces())
+  }
+  const scaled = decimals.map((weight) => BigInt(weight.toFixed(scale).replace('.', '')))
+  const sum = scaled.reduce((acc, weight) => acc + weight, 0n)
+  if (sum === 0n) throw new RangeError('split weights must not all be zero')
+  const result = { scaled, sum }
+  if (Object.isFrozen(weights)) scaledWeightsCache.set(weights, result)
+  return result
 }

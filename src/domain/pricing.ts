@@ -11,6 +11,7 @@ import type {
   ImpactType,
   LockedQuote,
   MerchantLocation,
+  PartnerRates,
   QuotedProject,
   SectionTaxRates,
 } from './types.js'
@@ -58,14 +59,33 @@ export const EFFECTIVE_RATE_DECIMALS = 40
  * [1, ti, f, f·tf] (exact products). They are proportional to the effective rates (each is the rate
  * × D); every split of money uses these, never the rounded rates.
  */
-export function splitWeightsOf(rates: SectionTaxRates): [Decimal, Decimal, Decimal, Decimal] {
-  const serviceFee = new Decimal(rates.serviceFee)
-  return [new Decimal(1), new Decimal(rates.impactTax), serviceFee, serviceFee.times(rates.serviceFeeTax)]
+export function splitWeightsOf(rates: SectionTaxRates): readonly [Decimal, Decimal, Decimal, Decimal] {
+  const key = rateKey(rates)
+  let weights = splitWeightsCache.get(key)
+  if (weights === undefined) {
+    const serviceFee = new Decimal(rates.serviceFee)
+    weights = Object.freeze([new Decimal(1), new Decimal(rates.impactTax), serviceFee, serviceFee.times(rates.serviceFeeTax)] as const)
+    if (splitWeightsCache.size >= 1_000) splitWeightsCache.clear()
+    splitWeightsCache.set(key, weights)
+  }
+  return weights
 }
+
+const rateKey = (rates: SectionTaxRates): string => `${rates.impactTax}|${rates.serviceFee}|${rates.serviceFeeTax}`
+// Few distinct rate triples exist; the frozen arrays also let splitByWeights reuse their scaled form.
+const splitWeightsCache = new Map<string, readonly [Decimal, Decimal, Decimal, Decimal]>()
+const grossFactorCache = new Map<string, Decimal>()
 
 /** D = 1 + ti + f·(1 + tf): the total paid per unit of impact. */
 export function grossFactorOf(rates: SectionTaxRates): Decimal {
-  return splitWeightsOf(rates).reduce((sum, weight) => sum.plus(weight), new Decimal(0))
+  const key = rateKey(rates)
+  let gross = grossFactorCache.get(key)
+  if (gross === undefined) {
+    gross = splitWeightsOf(rates).reduce((sum, weight) => sum.plus(weight), new Decimal(0))
+    if (grossFactorCache.size >= 1_000) grossFactorCache.clear()
+    grossFactorCache.set(key, gross)
+  }
+  return gross
 }
 
 /**
@@ -127,8 +147,24 @@ function validate(input: QuoteInput, fx: FxTable): { amount: Decimal; digits: nu
   return { amount, digits, serviceFeeRate }
 }
 
+// One frozen snapshot per catalogue partner object, shared by every quote that references it.
+const partnerSnapshots = new WeakMap<ImpactPartner, LockedQuote['partners'][number]>()
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child)
+    Object.freeze(value)
+  }
+  return value
+}
+
 function partnerDetails(partner: ImpactPartner): LockedQuote['partners'][number] {
-  return { id: partner.id, name: partner.name, shortDescription: partner.shortDescription, images: partner.images }
+  let snapshot = partnerSnapshots.get(partner)
+  if (snapshot === undefined) {
+    snapshot = deepFreeze({ id: partner.id, name: partner.name, shortDescription: partner.shortDescription, images: structuredClone(partner.images) })
+    partnerSnapshots.set(partner, snapshot)
+  }
+  return snapshot
 }
 
 /** Section amounts as strings, from the exact split of the total in minor units. */
@@ -142,6 +178,66 @@ function amountsOf(total: bigint, rates: SectionTaxRates, digits: number): Credi
     serviceFee: text(serviceFee),
     serviceFeeTax: text(serviceFeeTax),
   }
+}
+
+interface PricedPortfolio {
+  readonly unitPrice: Decimal
+  readonly projects: readonly QuotedProject[]
+}
+
+// The same few portfolios are priced over and over (one per catalogue × location × currency), and
+// pricing one costs a conversion and several 50-digit divisions per project: memoise by content.
+const portfolioCache = new Map<string, PricedPortfolio>()
+
+const projectKeys = new WeakMap<CreditProject, string>()
+
+function projectKey(p: CreditProject): string {
+  let key = projectKeys.get(p)
+  if (key === undefined) {
+    key = JSON.stringify([p.id, p.impactPartnerId, p.name, p.shortDescription, p.type, p.location.countryCode, p.location.state, p.price, p.priceCurrency, p.weight])
+    projectKeys.set(p, key)
+  }
+  return key
+}
+
+const portfolioKey = (projects: readonly CreditProject[], currencyCode: string, fx: FxTable): string =>
+  [currencyCode, fx.date, fx.source, ...projects.map(projectKey)].join('|')
+
+/**
+ * Prices a portfolio in the quote currency: per-project unit prices converted and rounded half-up
+ * to minor units; the portfolio's unit price = Σ wᵢ·priceᵢ (converted, unrounded) / Σ w, rounded
+ * half-up to minor units (a named rounding point); weight shares to 10 decimals for display.
+ */
+function pricePortfolio(selected: readonly CreditProject[], currencyCode: string, fx: FxTable, digits: number): PricedPortfolio {
+  const key = portfolioKey(selected, currencyCode, fx)
+  const cached = portfolioCache.get(key)
+  if (cached !== undefined) return cached
+  const priced = selected.map((project) => ({
+    project,
+    weight: new Decimal(projectWeight(project)),
+    price: convert(new Decimal(project.price), project.priceCurrency, currencyCode, fx).amount,
+  }))
+  const weightSum = priced.reduce((acc, { weight }) => acc.plus(weight), new Decimal(0))
+  const unitPrice = roundHalfUp(
+    priced.reduce((acc, { weight, price }) => acc.plus(weight.times(price)), new Decimal(0)).div(weightSum),
+    digits,
+  )
+  const projects: QuotedProject[] = priced.map(({ project, weight, price }) => Object.freeze({
+    id: project.id,
+    impactPartnerId: project.impactPartnerId,
+    name: project.name,
+    shortDescription: project.shortDescription,
+    type: project.type,
+    location: Object.freeze({ countryCode: project.location.countryCode, state: project.location.state }),
+    unitPrice: formatDecimal(roundHalfUp(price, digits), digits),
+    catalogue: Object.freeze({ price: project.price, currencyCode: project.priceCurrency }),
+    weight: projectWeight(project),
+    weightShare: weight.div(weightSum).toDecimalPlaces(10, Decimal.ROUND_HALF_UP).toString(),
+  }))
+  const portfolio = Object.freeze({ unitPrice, projects: Object.freeze(projects) })
+  if (portfolioCache.size >= 1_000) portfolioCache.clear()
+  portfolioCache.set(key, portfolio)
+  return portfolio
 }
 
 type CreditsSection = NonNullable<LockedQuote['credits']>
@@ -162,29 +258,7 @@ function priceCredits(
   if (selection.projects.length === 0) {
     throw new DomainError('NO_CREDIT_PROJECTS', 'no carbon credit projects are available for this quote')
   }
-  const priced = selection.projects.map((project) => ({
-    project,
-    weight: new Decimal(projectWeight(project)),
-    price: convert(new Decimal(project.price), project.priceCurrency, input.currencyCode, reference.fx).amount,
-  }))
-  const weightSum = priced.reduce((acc, { weight }) => acc.plus(weight), new Decimal(0))
-  // Named rounding point: the portfolio's unit price, from unrounded converted prices.
-  const unitPrice = roundHalfUp(
-    priced.reduce((acc, { weight, price }) => acc.plus(weight.times(price)), new Decimal(0)).div(weightSum),
-    digits,
-  )
-  const projects: QuotedProject[] = priced.map(({ project, weight, price }) => ({
-    id: project.id,
-    impactPartnerId: project.impactPartnerId,
-    name: project.name,
-    shortDescription: project.shortDescription,
-    type: project.type,
-    location: { countryCode: project.location.countryCode, state: project.location.state },
-    unitPrice: formatDecimal(roundHalfUp(price, digits), digits),
-    catalogue: { price: project.price, currencyCode: project.priceCurrency },
-    weight: projectWeight(project),
-    weightShare: weight.div(weightSum).toDecimalPlaces(10, Decimal.ROUND_HALF_UP).toString(),
-  }))
+  const { unitPrice, projects } = pricePortfolio(selection.projects, input.currencyCode, reference.fx, digits)
 
   const tonnes = new Decimal(co2eGrams).div(1_000_000)
   // Named rounding point: the total, half-up to minor units, never below one minor unit.
@@ -222,8 +296,7 @@ function priceCredits(
  *   serviceFeeTax exactly, and allocating T reproduces them.
  * Contribution: impactTax "0", the same f, the jurisdiction's service-fee tax; partners =
  * selectContributionPartners(partners) (may be empty: allocation then refuses a contribution).
- * partnerRates: one entry per credits partner (the credits section's rates) and per contribution
- * partner (the contribution rates). Nature quotes have no credits section.
+ * Per-partner rates are derived, not stored (see partnerRatesOf). Nature quotes have no credits section.
  */
 export function priceQuote(input: QuoteInput, reference: ReferenceData): LockedQuote {
   const { amount, digits, serviceFeeRate } = validate(input, reference.fx)
@@ -276,10 +349,6 @@ export function priceQuote(input: QuoteInput, reference: ReferenceData): LockedQ
       effectiveRates: contributionRates,
       impactPartnerIds: contributionPartners.map((partner) => partner.id),
     },
-    partnerRates: {
-      credits: credits === undefined ? [] : credits.impactPartnerIds.map((partnerId) => ({ partnerId, rates: credits.effectiveRates })),
-      contribution: contributionPartners.map((partner) => ({ partnerId: partner.id, rates: contributionRates })),
-    },
     partners: [...referenced.values()].map(partnerDetails),
   }
 }
@@ -290,7 +359,29 @@ export function priceQuote(input: QuoteInput, reference: ReferenceData): LockedQ
  * still sum to exactly 1 and each is within 10^-decimals of its full-precision rate.
  */
 export function displayRatesOf(rates: SectionTaxRates, decimals = 10): EffectiveRates {
-  const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = splitByWeights(10n ** BigInt(decimals), splitWeightsOf(rates))
-  const text = (units: bigint): string => formatRate(formatMinorUnits(units, decimals))
-  return { impact: text(impact), impactTax: text(impactTax), serviceFee: text(serviceFee), serviceFeeTax: text(serviceFeeTax) }
+  const key = `${rateKey(rates)}|${decimals}`
+  let shown = displayRatesCache.get(key)
+  if (shown === undefined) {
+    const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = splitByWeights(10n ** BigInt(decimals), splitWeightsOf(rates))
+    const text = (units: bigint): string => formatRate(formatMinorUnits(units, decimals))
+    shown = Object.freeze({ impact: text(impact), impactTax: text(impactTax), serviceFee: text(serviceFee), serviceFeeTax: text(serviceFeeTax) })
+    if (displayRatesCache.size >= 1_000) displayRatesCache.clear()
+    displayRatesCache.set(key, shown)
+  }
+  return shown
+}
+
+const displayRatesCache = new Map<string, EffectiveRates>()
+
+/**
+ * The rates per impact partner (the quote's partnerRates): one entry per credits partner with the
+ * credits section's effective rates, and one per contribution partner with the contribution rates.
+ * Every partner of a section shares its tax treatment, so these are derived rather than stored.
+ */
+export function partnerRatesOf(quote: LockedQuote): { credits: PartnerRates[]; contribution: PartnerRates[] } {
+  const { credits, contribution } = quote
+  return {
+    credits: credits === undefined ? [] : credits.impactPartnerIds.map((partnerId) => ({ partnerId, rates: credits.effectiveRates })),
+    contribution: contribution.impactPartnerIds.map((partnerId) => ({ partnerId, rates: contribution.effectiveRates })),
+  }
 }

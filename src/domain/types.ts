@@ -219,10 +219,6 @@ export interface LockedQuote {
     readonly effectiveRates: EffectiveRates
     readonly impactPartnerIds: readonly string[]
   }
-  readonly partnerRates: {
-    readonly credits: readonly PartnerRates[]
-    readonly contribution: readonly PartnerRates[]
-  }
   /** Details of every partner referenced above, frozen at quote time. */
   readonly partners: readonly {
     readonly id: string

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { Decimal } from '../../../src/domain/money.js'
-import { effectiveRatesOf, grossFactorOf, priceQuote } from '../../../src/domain/pricing.js'
+import { effectiveRatesOf, grossFactorOf, partnerRatesOf, priceQuote } from '../../../src/domain/pricing.js'
 import type { QuoteInput } from '../../../src/domain/pricing.js'
 import type { LockedQuote, SectionTaxRates } from '../../../src/domain/types.js'
 import { DEMO_CREDIT_PROJECTS, DEMO_IMPACT_PARTNERS } from '../../../src/domain/data/demo-catalogue.js'
@@ -223,9 +223,9 @@ describe('priceQuote: projects, weights and partners', () => {
 
   it('lists partner rates and details for every referenced partner', () => {
     const quote = priceQuote(quoteInput(), referenceData([ARR_RW, MANGROVE_LK]))
-    expect(quote.partnerRates.credits).toEqual([{ partnerId: 'credits-partner', rates: creditsOf(quote).effectiveRates }])
-    expect(quote.partnerRates.contribution.map((r) => r.partnerId)).toEqual(['contrib-a', 'contrib-b'])
-    expect(quote.partnerRates.contribution[0]?.rates).toEqual(quote.contribution.effectiveRates)
+    expect(partnerRatesOf(quote).credits).toEqual([{ partnerId: 'credits-partner', rates: creditsOf(quote).effectiveRates }])
+    expect(partnerRatesOf(quote).contribution.map((r) => r.partnerId)).toEqual(['contrib-a', 'contrib-b'])
+    expect(partnerRatesOf(quote).contribution[0]?.rates).toEqual(quote.contribution.effectiveRates)
     expect(quote.partners.map((p) => p.id)).toEqual(['credits-partner', 'contrib-a', 'contrib-b'])
     expect(creditsOf(quote).impactPartnerIds).toEqual(['credits-partner'])
     expect(quote.partners[0]).toEqual({ id: 'credits-partner', name: 'Partner credits-partner', shortDescription: 'A test partner.', images: CREDITS_PARTNER.images })
@@ -244,7 +244,7 @@ describe('priceQuote: projects, weights and partners', () => {
     expect(quote.credits).toBeUndefined()
     expect(quote.footprint).toEqual({ kind: 'nature', areaSquareMetres: '22.11', areaSquareFeet: '237.97' })
     expect(quote.equivalents.map((e) => e.key)).toEqual(['parkingSpace', 'tennisCourt'])
-    expect(quote.partnerRates.credits).toEqual([])
+    expect(partnerRatesOf(quote).credits).toEqual([])
     expect(quote.contribution.impactPartnerIds).toEqual(['contrib-a', 'contrib-b'])
   })
 
