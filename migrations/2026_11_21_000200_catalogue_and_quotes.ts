@@ -64,8 +64,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       impact_type text NOT NULL CHECK (impact_type IN ('carbon', 'nature')),
       currency_code char(3) NOT NULL,
       tax_liability text NOT NULL CHECK (tax_liability IN ('platform', 'organisation')),
-      request jsonb NOT NULL,
-      locked jsonb NOT NULL,
+      -- json, not jsonb: stored and read whole, never queried inside, and json is cheaper to write.
+      request json NOT NULL,
+      locked json NOT NULL,
       created_at timestamptz NOT NULL
     )`.execute(db)
   await sql`CREATE INDEX quotes_organisation_id_created_at_idx ON quotes (organisation_id, created_at)`.execute(db)

@@ -51,12 +51,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // JSON only: anything else is 415, including text/plain, which Fastify would otherwise parse as a string.
   app.removeContentTypeParser('text/plain')
   app.decorateRequest('bearerToken', undefined)
+  app.decorateRequest('bearerTokenHash', undefined)
   app.decorateRequest('principal', undefined)
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
     request.bearerToken = readBearerToken(request)
+    if (request.bearerToken) request.bearerTokenHash = sha256(request.bearerToken)
   })
   app.addHook('onClose', async () => {
+    await ctx.quoteWriter.drain()
     await ctx.database.close()
   })
 
@@ -67,7 +70,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     max: config.RATE_LIMIT_PER_MINUTE,
     timeWindow: 60_000,
     // Per credential; requests without one share a bucket per client address.
-    keyGenerator: (request) => request.bearerToken ? `k:${sha256(request.bearerToken).toString('base64')}` : `ip:${request.ip}`,
+    keyGenerator: (request) => request.bearerTokenHash ? `k:${request.bearerTokenHash.toString('base64')}` : `ip:${request.ip}`,
     errorResponseBuilder: () => new AppError('TOO_MANY_REQUESTS', 'too many requests, slow down'),
   })
 

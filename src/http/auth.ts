@@ -2,11 +2,13 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { unauthorized } from '../errors.js'
 import type { AccessResolver, Principal } from '../services/access.js'
-import { API_KEY_PATTERN, sha256 } from '../services/api-keys.js'
+import { API_KEY_PATTERN } from '../services/api-keys.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
     bearerToken: string | undefined
+    /** SHA-256 of the bearer token, computed once per request (auth and the rate limiter use it). */
+    bearerTokenHash: Buffer | undefined
     principal: Principal | undefined
   }
 }
@@ -22,8 +24,8 @@ export function readBearerToken(request: FastifyRequest): string | undefined {
 export function requireApiKey(access: AccessResolver): onRequestHookHandler {
   return async function authenticate(request: FastifyRequest, _reply: FastifyReply) {
     const token = request.bearerToken
-    if (!token || !API_KEY_PATTERN.test(token)) throw unauthorized()
-    const principal = await access.authenticate(sha256(token))
+    if (!token || !request.bearerTokenHash || !API_KEY_PATTERN.test(token)) throw unauthorized()
+    const principal = await access.authenticate(request.bearerTokenHash)
     if (!principal) throw unauthorized()
     request.principal = principal
   }

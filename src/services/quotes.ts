@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto'
 import type { AppContext } from '../context.js'
 import type { NewQuoteRow, QuoteRequestRecord, QuoteRow } from '../db/database.js'
-import { findQuoteById, insertQuote } from '../db/repositories/quotes.js'
+import { findQuoteById } from '../db/repositories/quotes.js'
 import { DomainError } from '../domain/errors.js'
 import { minorUnitsOf, parseDecimal, toMinorUnits } from '../domain/money.js'
 import { priceQuote } from '../domain/pricing.js'
@@ -24,7 +24,7 @@ export interface StoredQuote {
 /** Quotes never change once stored, so any process may keep them: a bounded in-memory map. */
 export class QuoteCache {
   private readonly entries = new Map<string, StoredQuote>()
-  constructor(private readonly maxEntries = 20_000) {}
+  constructor(private readonly maxEntries = 2_000) {}
 
   get(id: string): StoredQuote | undefined {
     return this.entries.get(id)
@@ -128,7 +128,7 @@ export async function createQuote(
   impactType: ImpactType,
 ): Promise<StoredQuote> {
   const { quote, row } = await prepareQuote(ctx, principal, request, impactType)
-  await insertQuote(ctx.database.db, row)
+  await ctx.quoteWriter.write(row)
   ctx.quotes.set(quote)
   return quote
 }

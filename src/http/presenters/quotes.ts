@@ -49,8 +49,9 @@ export function presentQuote(quote: StoredQuote): CarbonQuoteBody | NatureQuoteB
   const partnerRates = includeImpactPartnerRates
     ? {
         partnerRates: {
-          credits: locked.partnerRates.credits.map((p) => ({ partnerId: p.partnerId, rates: creditsRates ?? contributionRates })),
-          contribution: locked.partnerRates.contribution.map((p) => ({ partnerId: p.partnerId, rates: contributionRates })),
+          // Every partner of a section shares the section's rates (domain partnerRatesOf).
+          credits: (locked.credits?.impactPartnerIds ?? []).map((partnerId) => ({ partnerId, rates: creditsRates ?? contributionRates })),
+          contribution: locked.contribution.impactPartnerIds.map((partnerId) => ({ partnerId, rates: contributionRates })),
         },
       }
     : {}
