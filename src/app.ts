@@ -15,6 +15,7 @@ import { installErrorHandlers } from './http/errors.js'
 import { loggerOptions } from './logger.js'
 import healthRoutes from './routes/health.js'
 import organisationRoutes from './routes/organisations.js'
+import allocationRoutes from './routes/allocations.js'
 import quoteRoutes from './routes/quotes.js'
 import sessionRoutes from './routes/sessions.js'
 import type { RouteOptions } from './routes/plugin-options.js'
@@ -97,6 +98,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // The spec's quote paths have no prefix; /v3 is the real service's base URL.
     await app.register(quoteRoutes, { prefix, ctx, documented: !documented })
     await app.register(sessionRoutes, { prefix, ctx, documented })
+    await app.register(allocationRoutes, { prefix, ctx, documented: !documented })
   }
 
   return app

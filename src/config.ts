@@ -28,7 +28,6 @@ export const ConfigSchema = Type.Object({
   CATALOGUE_CACHE_TTL_MS: Int({ default: 5000, minimum: 0, maximum: 600000, description: 'How long the project catalogue and emission factors are cached in-process' }),
   SESSION_TTL_SECONDS: Int({ default: 1800, minimum: 1, maximum: 86400, description: 'Lifetime of a post-purchase or checkout session' }),
   AMOUNT_MAX: Int({ default: 1000000, minimum: 1, description: 'Largest accepted transaction or allocation amount, in currency units' }),
-  IDEMPOTENCY_KEY_RETENTION_DAYS: Int({ default: 30, minimum: 30, maximum: 3650, description: 'Days an Idempotency-Key is remembered' }),
   IDEMPOTENCY_LOCK_TIMEOUT_MS: Int({ default: 5000, minimum: 50, description: 'How long a duplicate waits for an in-flight request with the same key before 409' }),
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://', description: 'SMTP server for tax receipts, e.g. smtp://user:pass@host:587; unset = receipts stay queued' })),
   SMTP_FROM: Type.String({ default: 'Canopy receipts <receipts@canopy.invalid>', minLength: 3, description: 'From address of tax receipts' }),

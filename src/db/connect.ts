@@ -22,6 +22,8 @@ export interface PostgresOptions {
   poolMax?: number
   connectTimeoutMs?: number
   statementTimeoutMs?: number
+  /** Bounds every lock wait; the only waits in this service are concurrent duplicates of one Idempotency-Key. */
+  lockTimeoutMs?: number
   applicationName?: string
 }
 
@@ -31,6 +33,7 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
     max: options.poolMax ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     statement_timeout: options.statementTimeoutMs ?? 10000,
+    lock_timeout: options.lockTimeoutMs ?? 5000,
     application_name: options.applicationName ?? 'canopy',
   })
   // An idle client losing its connection must not crash the process; the pool replaces it.
@@ -131,6 +134,7 @@ export async function openConfiguredDatabase(config: {
   DATABASE_POOL_MAX: number
   DATABASE_CONNECT_TIMEOUT_MS: number
   DATABASE_STATEMENT_TIMEOUT_MS: number
+  IDEMPOTENCY_LOCK_TIMEOUT_MS: number
 }): Promise<DatabaseHandle> {
   if (config.DATABASE_URL) {
     return openPostgres({
@@ -138,6 +142,7 @@ export async function openConfiguredDatabase(config: {
       poolMax: config.DATABASE_POOL_MAX,
       connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
       statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+      lockTimeoutMs: config.IDEMPOTENCY_LOCK_TIMEOUT_MS,
     })
   }
   return openPglite({ dataDir: embeddedDataDir(config.DATA_DIR) })

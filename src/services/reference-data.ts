@@ -12,6 +12,7 @@ import { notFound } from '../errors.js'
 
 export interface OrganisationSettings {
   id: string
+  tradingName: string
   mcc: string | null
   countryCode: string
   state: string | null
@@ -59,6 +60,7 @@ export class ReferenceDataCache {
         if (!row) throw notFound('organisation')
         const settings: OrganisationSettings = {
           id: row.id,
+          tradingName: row.trading_name,
           mcc: row.mcc,
           countryCode: row.address.countryCode,
           state: row.address.state ?? null,

@@ -6,7 +6,7 @@ describe('loadConfig', () => {
     const config = loadConfig({})
     expect(config).toMatchObject({
       PORT: 3000, HOST: '127.0.0.1', DATA_DIR: '.data', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: 6000,
-      SESSION_TTL_SECONDS: 1800, IDEMPOTENCY_KEY_RETENTION_DAYS: 30, BODY_LIMIT_BYTES: 1048576, MIGRATE_ON_START: false,
+      SESSION_TTL_SECONDS: 1800, IDEMPOTENCY_LOCK_TIMEOUT_MS: 5000, BODY_LIMIT_BYTES: 1048576, MIGRATE_ON_START: false,
     })
     expect(config.DATABASE_URL).toBeUndefined()
     expect(Object.isFrozen(config)).toBe(true)
@@ -28,7 +28,7 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'mysql://x'],
     ['MIGRATE_ON_START', 'maybe'],
     ['AUTH_CACHE_TTL_MS', '60000'],
-    ['IDEMPOTENCY_KEY_RETENTION_DAYS', '1'],
+    ['IDEMPOTENCY_LOCK_TIMEOUT_MS', '0'],
     ['SMTP_URL', 'http://mail'],
   ])('rejects %s=%s with a message naming the key', (key, value) => {
     expect(() => loadConfig({ [key]: value })).toThrow(ConfigError)
