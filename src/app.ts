@@ -20,6 +20,7 @@ import quoteRoutes from './routes/quotes.js'
 import sessionRoutes from './routes/sessions.js'
 import type { RouteOptions } from './routes/plugin-options.js'
 import { sha256 } from './services/api-keys.js'
+import { smtpSender, TaxReceiptSender } from './services/tax-receipts.js'
 
 export interface BuildAppOptions {
   config: Config
@@ -59,7 +60,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     request.bearerToken = readBearerToken(request)
     if (request.bearerToken) request.bearerTokenHash = sha256(request.bearerToken)
   })
+  // Tax receipts leave through the outbox only when an SMTP server is configured; otherwise they wait.
+  const mailer = config.SMTP_URL ? smtpSender(config.SMTP_URL, config.SMTP_FROM) : undefined
+  const receipts = mailer
+    ? new TaxReceiptSender(ctx.database.db, mailer.send, { pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS, now: ctx.clock, log: app.log })
+    : undefined
+  app.addHook('onReady', async () => receipts?.start())
   app.addHook('onClose', async () => {
+    await receipts?.stop()
+    mailer?.close()
     await ctx.quoteWriter.drain()
     await ctx.database.close()
   })
