@@ -8,7 +8,7 @@ import autocannon, { type Request } from 'autocannon'
 import pg from 'pg'
 import { openPostgres } from '../src/db/connect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import { scenarios, seed, type Scenario, type Seed } from './scenarios.js'
+import { sampleQuoteBody, scenarios, seed, type Scenario, type Seed } from './scenarios.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -118,7 +118,7 @@ async function main(): Promise<void> {
   try {
     const handle = openPostgres({ url: dbUrl(database), poolMax: 2 })
     await migrateToLatest(handle.db)
-    const data = await seed(handle.db)
+    const seeded = await seed(handle.db)
     await handle.close()
 
     const basePort = await freePort()
@@ -140,6 +140,12 @@ async function main(): Promise<void> {
     await waitForHttp(`${urls.baseline}/`, baseline)
     await waitForHttp(`${urls.api}/healthz`, api)
     const pids = { baseline: baseline.pid ?? 0, api: api.pid ?? 0 }
+    const quote = await fetch(`${urls.api}/quotes/carbon`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` },
+      body: JSON.stringify(sampleQuoteBody(seeded.organisationId)),
+    }).then((r) => r.json() as Promise<{ quoteId: string; credits: { amounts: { total: number } } }>)
+    const data: Seed = { ...seeded, quoteId: quote.quoteId, creditsTotal: quote.credits.amounts.total }
 
     const results: Result[] = []
     console.log(`\nbench: ${connections} connections, ${warmup}s warm-up + ${duration}s per scenario, API LOG_LEVEL=${process.env.BENCH_LOG_LEVEL ?? 'warn'}\n`)

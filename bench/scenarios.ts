@@ -1,4 +1,5 @@
 // Benchmark scenarios. Each issue adds its endpoints here; every figure is reported against the baseline.
+import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database } from '../src/db/database.js'
 import { demoCatalogue, importCatalogue } from '../src/services/catalogue.js'
@@ -7,6 +8,10 @@ import { createOrganisationWithKey } from '../src/services/organisations.js'
 export interface Seed {
   organisationId: string
   apiKey: string
+  /** A carbon quote created through the running API before the scenarios start. */
+  quoteId: string
+  /** Its credits total, the usual amount allocated. */
+  creditsTotal: number
 }
 
 export interface Scenario {
@@ -39,7 +44,7 @@ export const sampleQuoteBody = (organisationId: string) => ({
   orderItems: [{ itemReference: 'line_1', sku: 'POT_MEDIUM', description: 'Flower pot', category: 'pots', quantity: 3, unitPrice: { value: 15.99, currencyCode: 'GBP' } }],
 })
 
-export async function seed(db: Kysely<Database>): Promise<Seed> {
+export async function seed(db: Kysely<Database>): Promise<Omit<Seed, 'quoteId' | 'creditsTotal'>> {
   await importCatalogue(db, demoCatalogue(), new Date())
   const { organisation, apiKey } = await createOrganisationWithKey(db, {
     parentId: null,
@@ -53,6 +58,8 @@ export async function seed(db: Kysely<Database>): Promise<Seed> {
 }
 
 const bearer = (s: Seed) => ({ authorization: `Bearer ${s.apiKey}` })
+const allocationBody = (s: Seed) => ({ organisationId: s.organisationId, quoteId: s.quoteId, credits: { amount: s.creditsTotal } })
+const replayKey = randomUUID()
 
 export const scenarios: Scenario[] = [
   {
@@ -91,5 +98,26 @@ export const scenarios: Scenario[] = [
     body: (s) => ({ ...sampleQuoteBody(s.organisationId), sdkVariant: 'embedded' }),
     headers: bearer,
     expectStatus: 200,
+  },
+  {
+    name: 'POST /funds/allocations (new keys)',
+    target: 'api',
+    method: 'POST',
+    path: () => '/funds/allocations',
+    body: allocationBody,
+    headers: bearer,
+    perRequestHeaders: () => ({ 'idempotency-key': randomUUID() }),
+    expectStatus: 201,
+    minRatio: 0.5,
+  },
+  {
+    name: 'POST /funds/allocations (replays)',
+    target: 'api',
+    method: 'POST',
+    path: () => '/funds/allocations',
+    body: allocationBody,
+    headers: (s) => ({ ...bearer(s), 'idempotency-key': replayKey }),
+    expectStatus: 201,
+    minRatio: 0.8,
   },
 ]

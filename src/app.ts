@@ -70,6 +70,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await receipts?.stop()
     mailer?.close()
     await ctx.quoteWriter.drain()
+    await ctx.allocationWriter.drain()
+    await ctx.allocationKeys.drain()
     await ctx.database.close()
   })
 

@@ -2,9 +2,10 @@
 import type { Config } from './config.js'
 import type { DatabaseHandle } from './db/connect.js'
 import type { NewQuoteRow } from './db/database.js'
+import { findAllocationsByKeys, insertAllocations, type NewAllocation } from './db/repositories/allocations.js'
 import { insertQuotes } from './db/repositories/quotes.js'
 import { AccessResolver } from './services/access.js'
-import { BatchWriter } from './services/batch-writer.js'
+import { Batcher } from './services/batcher.js'
 import { QuoteCache } from './services/quotes.js'
 import { ReferenceDataCache } from './services/reference-data.js'
 
@@ -18,7 +19,11 @@ export interface AppContext {
   readonly reference: ReferenceDataCache
   readonly quotes: QuoteCache
   /** Coalesces concurrent quote inserts into multi-row INSERTs. */
-  readonly quoteWriter: BatchWriter<NewQuoteRow>
+  readonly quoteWriter: Batcher<NewQuoteRow>
+  /** Coalesces concurrent allocation inserts (those without a tax receipt); resolves to "was written". */
+  readonly allocationWriter: Batcher<NewAllocation, boolean>
+  /** Coalesces concurrent Idempotency-Key lookups into one query. */
+  readonly allocationKeys: Batcher<{ organisationId: string; idempotencyKey: string }, { requestHash: Buffer; response: string } | undefined>
 }
 
 export function createContext(config: Config, database: DatabaseHandle, clock: Clock = () => new Date()): AppContext {
@@ -29,6 +34,8 @@ export function createContext(config: Config, database: DatabaseHandle, clock: C
     access: new AccessResolver(database.db, config.AUTH_CACHE_TTL_MS, () => clock().getTime()),
     reference: new ReferenceDataCache(database.db, config.CATALOGUE_CACHE_TTL_MS, () => clock().getTime()),
     quotes: new QuoteCache(),
-    quoteWriter: new BatchWriter((rows) => insertQuotes(database.db, rows)),
+    quoteWriter: new Batcher((rows) => insertQuotes(database.db, rows)),
+    allocationWriter: new Batcher((rows) => insertAllocations(database.db, rows)),
+    allocationKeys: new Batcher((pairs) => findAllocationsByKeys(database.db, pairs)),
   }
 }

@@ -147,10 +147,26 @@ export interface AllocationsTable {
   contribution_amount: ColumnType<string | null, string | null, never>
   tax_liability: 'platform' | 'organisation'
   issue_tax_receipt: boolean
+  entries: ColumnType<StoredAllocationEntry[], string, never>
   response: string
   created_at: Date
 }
 
+/** One element of allocations.entries: exact decimal strings in the allocation currency. */
+export interface StoredAllocationEntry {
+  kind: 'credit' | 'contribution'
+  projectId: string | null
+  impactPartnerId: string
+  impactAmount: string
+  impactSalesTaxAmount: string
+  impactSalesTaxRate: string
+  serviceFeeAmount: string
+  serviceFeeSalesTaxAmount: string
+  serviceFeeSalesTaxRate: string
+  quantityTonnes: string | null
+}
+
+/** A view over allocations.entries (read only). */
 export interface AllocationEntriesTable {
   allocation_id: string
   position: number
@@ -163,7 +179,7 @@ export interface AllocationEntriesTable {
   service_fee_amount: Numeric
   service_fee_sales_tax_amount: Numeric
   service_fee_sales_tax_rate: Numeric
-  quantity_tonnes: ColumnType<string | null, string | null, never>
+  quantity_tonnes: ColumnType<string | null, never, never>
 }
 
 export interface AllocationReversalsTable {

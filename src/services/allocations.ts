@@ -3,9 +3,9 @@
 // crash leaves either all of it or nothing, and Postgres' unique key decides concurrent duplicates.
 import { createHash, randomUUID } from 'node:crypto'
 import type { AppContext } from '../context.js'
+import type { StoredAllocationEntry } from '../db/database.js'
 import {
-  findAllocationById, findAllocationByKey, insertAllocationUnlessKeyUsed, insertReversal,
-  type AllocationRecord, type NewAllocation, type NewAllocationEntry,
+  findAllocationById, findAllocationByKey, insertAllocation, insertReversal, type AllocationRecord, type NewAllocation,
 } from '../db/repositories/allocations.js'
 import { reverseAllocation, splitAllocation } from '../domain/allocation.js'
 import { formatDecimal, formatRate, minorUnitsOf, parseDecimal } from '../domain/money.js'
@@ -92,7 +92,7 @@ async function quoteForAllocation(ctx: AppContext, principal: Principal, input: 
   return quote
 }
 
-function entriesOf(split: AllocationSplit): NewAllocationEntry[] {
+function entriesOf(split: AllocationSplit): StoredAllocationEntry[] {
   return [
     ...split.credits.map((e) => ({ kind: 'credit' as const, projectId: e.projectId, impactPartnerId: e.impactPartnerId, ...amountsOf(e), quantityTonnes: e.quantityTonnes })),
     ...split.contributions.map((e) => ({ kind: 'contribution' as const, projectId: null, impactPartnerId: e.impactPartnerId, ...amountsOf(e), quantityTonnes: null })),
@@ -132,6 +132,11 @@ export async function allocateFunds(
 ): Promise<AllocationResult> {
   await ctx.access.assertCanActOn(principal, input.organisationId)
   checkShape(input)
+  const requestHash = requestHashOf(input)
+  // Replays first: one indexed read (shared with concurrent requests), no pricing.
+  const used = await ctx.allocationKeys.submit({ organisationId: input.organisationId, idempotencyKey })
+  if (used) return replayOrRefuse(used, requestHash)
+
   const quote = await quoteForAllocation(ctx, principal, input)
   const split = splitAllocation(quote.locked, {
     credits: input.credits ? { amount: String(input.credits.amount) } : undefined,
@@ -145,7 +150,6 @@ export async function allocateFunds(
   const createdAt = ctx.clock()
   const id = randomUUID()
   const response = present({ id, quoteId: quote.id, currencyCode: quote.currencyCode, split, taxLiability: quote.taxLiability, createdAt })
-  const requestHash = requestHashOf(input)
   const contributionAmount = money(input.contribution?.amount)
   let receipt: NewAllocation['receipt'] = null
   if (input.issueTaxReceipt && input.consumerEmail && contributionAmount !== null) {
@@ -175,22 +179,22 @@ export async function allocateFunds(
     contributionAmount,
     taxLiability: quote.taxLiability,
     issueTaxReceipt: input.issueTaxReceipt === true,
+    entries: entriesOf(split),
     response,
     createdAt,
-    entries: entriesOf(split),
     receipt,
   }
-  // A race can end with the other writer rolled back; then this request simply tries again.
+  // Losing a race to a duplicate means replaying its result; if that writer rolled back, try again.
   for (let attempt = 0; attempt < 3; attempt++) {
-    let outcome
+    let inserted: boolean
     try {
-      outcome = await insertAllocationUnlessKeyUsed(ctx.database.db, allocation)
+      // Allocations without a receipt share one multi-row INSERT with their concurrent neighbours.
+      inserted = allocation.receipt ? await insertAllocation(ctx.database.db, allocation) : await ctx.allocationWriter.submit(allocation)
     } catch (error) {
       if (isLockTimeout(error)) throw inUse()
       throw error
     }
-    if (outcome.outcome === 'created') return { body: response, replayed: false }
-    if (outcome.outcome === 'existing') return replayOrRefuse(outcome, requestHash)
+    if (inserted) return { body: response, replayed: false }
     const stored = await findAllocationByKey(ctx.database.db, input.organisationId, idempotencyKey)
     if (stored) return replayOrRefuse(stored, requestHash)
   }
@@ -217,7 +221,7 @@ export async function getAllocation(ctx: AppContext, principal: Principal, id: s
 function splitOf(record: AllocationRecord): AllocationSplit {
   const digits = minorUnitsOf(record.currencyCode)
   const money = (value: string) => formatDecimal(parseDecimal(value), digits)
-  const common = (e: AllocationRecord['entries'][number]) => ({
+  const common = (e: StoredAllocationEntry) => ({
     impactAmount: money(e.impactAmount),
     impactSalesTaxAmount: money(e.impactSalesTaxAmount),
     impactSalesTaxRate: formatRate(e.impactSalesTaxRate),

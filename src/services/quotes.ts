@@ -128,7 +128,7 @@ export async function createQuote(
   impactType: ImpactType,
 ): Promise<StoredQuote> {
   const { quote, row } = await prepareQuote(ctx, principal, request, impactType)
-  await ctx.quoteWriter.write(row)
+  await ctx.quoteWriter.submit(row)
   ctx.quotes.set(quote)
   return quote
 }

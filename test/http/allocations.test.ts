@@ -318,3 +318,20 @@ describe('GET /funds/allocations/:id and reversal', () => {
     expect(await findUnbalancedAllocations(t.db)).toEqual([])
   })
 })
+
+describe('quotes from sessions', () => {
+  it('allocates against the quote behind a post-purchase or checkout session', async () => {
+    for (const [path, extra] of [['/v3/post-purchase/sessions', { sdkVariant: 'embedded' }], ['/v3/checkout/sessions', {}]] as const) {
+      const { merchant: m, locale: _l, ...base } = floristQuote(merchant.organisationId)
+      const session = await client(t.app, merchant.apiKey).post(path, { ...base, merchant: m, ...extra })
+      expect(session.statusCode).toBe(200)
+      const { quoteId } = session.json()
+      const quote = (await client(t.app, merchant.apiKey).get(`/quotes/${quoteId}`)).json()
+      const res = await allocate(merchant.apiKey, {
+        organisationId: merchant.organisationId, quoteId, credits: { amount: quote.credits.amounts.total }, contribution: { amount: 2 },
+      })
+      expect(res.statusCode).toBe(201)
+      expect(entrySum(res.json().credits)).toBe(String(quote.credits.amounts.total))
+    }
+  })
+})

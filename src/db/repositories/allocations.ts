@@ -1,18 +1,5 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely'
-import type { Database, TaxReceiptPayload } from '../database.js'
-
-export interface NewAllocationEntry {
-  kind: 'credit' | 'contribution'
-  projectId: string | null
-  impactPartnerId: string
-  impactAmount: string
-  impactSalesTaxAmount: string
-  impactSalesTaxRate: string
-  serviceFeeAmount: string
-  serviceFeeSalesTaxAmount: string
-  serviceFeeSalesTaxRate: string
-  quantityTonnes: string | null
-}
+import type { Database, StoredAllocationEntry, TaxReceiptPayload } from '../database.js'
 
 export interface NewAllocation {
   id: string
@@ -25,87 +12,116 @@ export interface NewAllocation {
   contributionAmount: string | null
   taxLiability: 'platform' | 'organisation'
   issueTaxReceipt: boolean
+  entries: readonly StoredAllocationEntry[]
   /** The exact 201 body, replayed byte for byte. */
   response: string
   createdAt: Date
-  entries: readonly NewAllocationEntry[]
   receipt: { id: string; consumerEmail: string; payload: TaxReceiptPayload } | null
 }
 
-export type InsertOutcome =
-  | { outcome: 'created' }
-  | { outcome: 'existing'; requestHash: Buffer; response: string }
-  /** Another request with the same key committed after this statement's snapshot (or rolled back). */
-  | { outcome: 'raced' }
+// Hot paths: fixed statements, written once instead of being rebuilt by the query builder per request.
+const FIND_BY_KEY = 'SELECT request_hash, response FROM allocations WHERE organisation_id = $1 AND idempotency_key = $2'
 
-/**
- * Creates an allocation with its entries (and its tax-receipt outbox row) in ONE statement, unless
- * the organisation already used the idempotency key, in which case it returns the stored request hash
- * and response. The unique (organisation_id, idempotency_key) constraint decides races: a concurrent
- * duplicate waits for the first writer (bounded by lock_timeout) and then inserts nothing.
- */
-export async function insertAllocationUnlessKeyUsed(db: Kysely<Database>, a: NewAllocation): Promise<InsertOutcome> {
-  const params: unknown[] = [
-    a.organisationId, a.idempotencyKey, a.id, a.quoteId, a.requestHash, a.currencyCode, a.creditsAmount,
-    a.contributionAmount, a.taxLiability, a.issueTaxReceipt, a.response, a.createdAt,
-  ]
-  const values = a.entries.map((e, i) => {
-    const base = params.length
-    params.push(i, e.kind, e.projectId, e.impactPartnerId, e.impactAmount, e.impactSalesTaxAmount, e.impactSalesTaxRate,
-      e.serviceFeeAmount, e.serviceFeeSalesTaxAmount, e.serviceFeeSalesTaxRate, e.quantityTonnes)
-    const p = (n: number) => `$${base + n}`
-    return `(${p(1)}::smallint, ${p(2)}::text, ${p(3)}::uuid, ${p(4)}::uuid, ${p(5)}::numeric, ${p(6)}::numeric, ${p(7)}::numeric, ` +
-      `${p(8)}::numeric, ${p(9)}::numeric, ${p(10)}::numeric, ${p(11)}::numeric)`
-  })
-  if (values.length === 0) throw new Error('an allocation needs at least one entry')
-  let receipt = ''
-  if (a.receipt) {
-    const base = params.length
-    params.push(a.receipt.id, a.receipt.consumerEmail, JSON.stringify(a.receipt.payload))
-    receipt = `,
-    receipt AS (
-      INSERT INTO tax_receipts (id, allocation_id, organisation_id, consumer_email, payload, status, attempts, next_attempt_at, created_at)
-      SELECT $${base + 1}, i.id, $1, $${base + 2}, $${base + 3}::jsonb, 'pending', 0, $12, $12 FROM inserted i
-    )`
-  }
-  const text = `
-    WITH existing AS (
-      SELECT request_hash, response FROM allocations WHERE organisation_id = $1 AND idempotency_key = $2
-    ),
-    inserted AS (
-      INSERT INTO allocations (id, organisation_id, quote_id, idempotency_key, request_hash, currency_code, credits_amount,
-        contribution_amount, tax_liability, issue_tax_receipt, response, created_at)
-      SELECT $3, $1, $4, $2, $5, $6, $7::numeric, $8::numeric, $9, $10, $11, $12
-      WHERE NOT EXISTS (SELECT 1 FROM existing)
-      ON CONFLICT (organisation_id, idempotency_key) DO NOTHING
-      RETURNING id
-    ),
-    entries AS (
-      INSERT INTO allocation_entries (allocation_id, position, kind, project_id, impact_partner_id, impact_amount,
-        impact_sales_tax_amount, impact_sales_tax_rate, service_fee_amount, service_fee_sales_tax_amount,
-        service_fee_sales_tax_rate, quantity_tonnes)
-      SELECT i.id, v.* FROM inserted i CROSS JOIN (VALUES ${values.join(', ')}) AS v
-    )${receipt}
-    SELECT 'created' AS outcome, NULL::bytea AS request_hash, NULL::text AS response FROM inserted
-    UNION ALL
-    SELECT 'existing', request_hash, response FROM existing`
-  const { rows } = await db.executeQuery<{ outcome: 'created' | 'existing'; request_hash: Uint8Array | null; response: string | null }>(
-    CompiledQuery.raw(text, params),
-  )
-  const row = rows[0]
-  if (!row) return { outcome: 'raced' }
-  if (row.outcome === 'created') return { outcome: 'created' }
-  return { outcome: 'existing', requestHash: Buffer.from(row.request_hash ?? []), response: row.response ?? '' }
-}
+const INSERT_ALLOCATION = `INSERT INTO allocations (id, organisation_id, quote_id, idempotency_key, request_hash, currency_code,
+    credits_amount, contribution_amount, tax_liability, issue_tax_receipt, entries, response, created_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7::numeric, $8::numeric, $9, $10, $11::jsonb, $12, $13)
+  ON CONFLICT (organisation_id, idempotency_key) DO NOTHING`
 
+/** The allocation and its receipt in one statement: the receipt exists only if the allocation was inserted. */
+const INSERT_ALLOCATION_WITH_RECEIPT = `WITH inserted AS (${INSERT_ALLOCATION} RETURNING id)
+  INSERT INTO tax_receipts (id, allocation_id, organisation_id, consumer_email, payload, status, attempts, next_attempt_at, created_at)
+  SELECT $14, inserted.id, $2, $15, $16::jsonb, 'pending', 0, $13, $13 FROM inserted
+  RETURNING allocation_id AS id`
+
+/** The stored request hash and response of an organisation's idempotency key, if it was used. */
 export async function findAllocationByKey(
   db: Kysely<Database>,
   organisationId: string,
   idempotencyKey: string,
 ): Promise<{ requestHash: Buffer; response: string } | undefined> {
-  const row = await db.selectFrom('allocations').select(['request_hash', 'response'])
-    .where('organisation_id', '=', organisationId).where('idempotency_key', '=', idempotencyKey).executeTakeFirst()
+  const { rows } = await db.executeQuery<{ request_hash: Uint8Array; response: string }>(
+    CompiledQuery.raw(FIND_BY_KEY, [organisationId, idempotencyKey]),
+  )
+  const row = rows[0]
   return row ? { requestHash: Buffer.from(row.request_hash), response: row.response } : undefined
+}
+
+const findByKeysSql = new Map<number, string>()
+
+/** Looks up several (organisation, key) pairs in one statement; one result per pair, in order. */
+export async function findAllocationsByKeys(
+  db: Kysely<Database>,
+  pairs: readonly { organisationId: string; idempotencyKey: string }[],
+): Promise<({ requestHash: Buffer; response: string } | undefined)[]> {
+  if (pairs.length === 0) return []
+  let text = findByKeysSql.get(pairs.length)
+  if (text === undefined) {
+    const tuples = pairs.map((_, i) => `($${2 * i + 1}::uuid, $${2 * i + 2})`).join(', ')
+    text = `SELECT organisation_id, idempotency_key, request_hash, response FROM allocations
+      WHERE (organisation_id, idempotency_key) IN (${tuples})`
+    findByKeysSql.set(pairs.length, text)
+  }
+  const { rows } = await db.executeQuery<{ organisation_id: string; idempotency_key: string; request_hash: Uint8Array; response: string }>(
+    CompiledQuery.raw(text, pairs.flatMap((p) => [p.organisationId, p.idempotencyKey])),
+  )
+  const found = new Map(rows.map((r) => [`${r.organisation_id}|${r.idempotency_key}`, { requestHash: Buffer.from(r.request_hash), response: r.response }]))
+  return pairs.map((p) => found.get(`${p.organisationId}|${p.idempotencyKey}`))
+}
+
+/**
+ * Writes an allocation, its entries and (when asked) its tax-receipt outbox row in ONE statement,
+ * unless the organisation already used the key: then nothing is written and false is returned. The
+ * unique (organisation_id, idempotency_key) constraint decides races: a concurrent duplicate waits for
+ * the first writer (bounded by lock_timeout) and then inserts nothing.
+ */
+export async function insertAllocation(db: Kysely<Database>, a: NewAllocation): Promise<boolean> {
+  const params: unknown[] = [
+    a.id, a.organisationId, a.quoteId, a.idempotencyKey, a.requestHash, a.currencyCode, a.creditsAmount,
+    a.contributionAmount, a.taxLiability, a.issueTaxReceipt, JSON.stringify(a.entries), a.response, a.createdAt,
+  ]
+  if (a.receipt) params.push(a.receipt.id, a.receipt.consumerEmail, JSON.stringify(a.receipt.payload))
+  const text = a.receipt ? INSERT_ALLOCATION_WITH_RECEIPT : `${INSERT_ALLOCATION} RETURNING id`
+  const { rows } = await db.executeQuery<{ id: string }>(CompiledQuery.raw(text, params))
+  return rows.length === 1
+}
+
+const ALLOCATION_COLUMNS = 13
+const insertAllocationsSql = new Map<number, string>()
+
+/** Multi-row form of INSERT_ALLOCATION for `count` allocations without receipts; built once per size. */
+function insertAllocationsStatement(count: number): string {
+  let text = insertAllocationsSql.get(count)
+  if (text === undefined) {
+    const rows = Array.from({ length: count }, (_, r) => {
+      const p = (n: number) => `$${r * ALLOCATION_COLUMNS + n}`
+      return `(${p(1)}::uuid, ${p(2)}::uuid, ${p(3)}::uuid, ${p(4)}, ${p(5)}::bytea, ${p(6)}, ${p(7)}::numeric, ${p(8)}::numeric, ` +
+        `${p(9)}, ${p(10)}::boolean, ${p(11)}::jsonb, ${p(12)}, ${p(13)}::timestamptz)`
+    })
+    text = `INSERT INTO allocations (id, organisation_id, quote_id, idempotency_key, request_hash, currency_code,
+        credits_amount, contribution_amount, tax_liability, issue_tax_receipt, entries, response, created_at)
+      VALUES ${rows.join(', ')}
+      ON CONFLICT (organisation_id, idempotency_key) DO NOTHING
+      RETURNING id`
+    insertAllocationsSql.set(count, text)
+  }
+  return text
+}
+
+/**
+ * Writes several allocations (none with a tax receipt) in one statement; returns, per allocation,
+ * whether it was written (false: its organisation had already used the key, possibly within this
+ * very batch, in which case the first row wins).
+ */
+export async function insertAllocations(db: Kysely<Database>, rows: readonly NewAllocation[]): Promise<boolean[]> {
+  if (rows.length === 0) return []
+  if (rows.some((a) => a.receipt)) throw new Error('allocations with a tax receipt are written with insertAllocation')
+  const params = rows.flatMap((a) => [
+    a.id, a.organisationId, a.quoteId, a.idempotencyKey, a.requestHash, a.currencyCode, a.creditsAmount,
+    a.contributionAmount, a.taxLiability, a.issueTaxReceipt, JSON.stringify(a.entries), a.response, a.createdAt,
+  ])
+  const { rows: written } = await db.executeQuery<{ id: string }>(CompiledQuery.raw(insertAllocationsStatement(rows.length), params))
+  const ids = new Set(written.map((r) => r.id))
+  return rows.map((a) => ids.has(a.id))
 }
 
 export interface AllocationRecord {
@@ -115,45 +131,22 @@ export interface AllocationRecord {
   currencyCode: string
   taxLiability: 'platform' | 'organisation'
   response: string
-  entries: {
-    kind: 'credit' | 'contribution'
-    projectId: string | null
-    impactPartnerId: string
-    impactAmount: string
-    impactSalesTaxAmount: string
-    impactSalesTaxRate: string
-    serviceFeeAmount: string
-    serviceFeeSalesTaxAmount: string
-    serviceFeeSalesTaxRate: string
-    quantityTonnes: string | null
-  }[]
+  entries: StoredAllocationEntry[]
 }
 
 export async function findAllocationById(db: Kysely<Database>, id: string): Promise<AllocationRecord | undefined> {
-  const allocation = await db.selectFrom('allocations')
-    .select(['id', 'organisation_id', 'quote_id', 'currency_code', 'tax_liability', 'response'])
+  const row = await db.selectFrom('allocations')
+    .select(['id', 'organisation_id', 'quote_id', 'currency_code', 'tax_liability', 'response', 'entries'])
     .where('id', '=', id).executeTakeFirst()
-  if (!allocation) return undefined
-  const entries = await db.selectFrom('allocation_entries').selectAll().where('allocation_id', '=', id).orderBy('position').execute()
+  if (!row) return undefined
   return {
-    id: allocation.id,
-    organisationId: allocation.organisation_id,
-    quoteId: allocation.quote_id,
-    currencyCode: allocation.currency_code,
-    taxLiability: allocation.tax_liability,
-    response: allocation.response,
-    entries: entries.map((e) => ({
-      kind: e.kind,
-      projectId: e.project_id,
-      impactPartnerId: e.impact_partner_id,
-      impactAmount: e.impact_amount,
-      impactSalesTaxAmount: e.impact_sales_tax_amount,
-      impactSalesTaxRate: e.impact_sales_tax_rate,
-      serviceFeeAmount: e.service_fee_amount,
-      serviceFeeSalesTaxAmount: e.service_fee_sales_tax_amount,
-      serviceFeeSalesTaxRate: e.service_fee_sales_tax_rate,
-      quantityTonnes: e.quantity_tonnes,
-    })),
+    id: row.id,
+    organisationId: row.organisation_id,
+    quoteId: row.quote_id,
+    currencyCode: row.currency_code,
+    taxLiability: row.tax_liability,
+    response: row.response,
+    entries: row.entries,
   }
 }
 
@@ -170,11 +163,6 @@ export async function insertReversal(
     created_at: reversal.createdAt,
   }).onConflict((oc) => oc.column('allocation_id').doNothing()).executeTakeFirst()
   return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
-}
-
-export async function findReversalResponse(db: Kysely<Database>, allocationId: string): Promise<string | undefined> {
-  const row = await db.selectFrom('allocation_reversals').select('response').where('allocation_id', '=', allocationId).executeTakeFirst()
-  return row?.response
 }
 
 /** Money invariant, for tests and operators: allocations whose entries do not sum to the amounts paid. */

@@ -21,9 +21,9 @@ export const insertQuoteParameters = (row: NewQuoteRow): unknown[] =>
   [row.id, row.organisation_id, row.impact_type, row.currency_code, row.tax_liability, row.request, row.locked, row.created_at]
 
 /** One statement for any number of quotes (the caller batches concurrent requests). */
-export async function insertQuotes(db: Kysely<Database>, rows: readonly NewQuoteRow[]): Promise<void> {
-  if (rows.length === 0) return
-  await db.executeQuery(CompiledQuery.raw(insertQuotesStatement(rows.length), rows.flatMap(insertQuoteParameters)))
+export async function insertQuotes(db: Kysely<Database>, rows: readonly NewQuoteRow[]): Promise<void[]> {
+  if (rows.length > 0) await db.executeQuery(CompiledQuery.raw(insertQuotesStatement(rows.length), rows.flatMap(insertQuoteParameters)))
+  return rows.map(() => undefined)
 }
 
 export async function findQuoteById(db: Kysely<Database>, id: string): Promise<QuoteRow | undefined> {
