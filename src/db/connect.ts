@@ -46,6 +46,8 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
     async close() {
       if (closed) return
       closed = true
+      // A handler whose client has gone away may still be between queries: let the pool fall quiet first.
+      await waitForQuietPool(pool, 5_000)
       await db.destroy()
     },
   }
@@ -85,6 +87,16 @@ function lockDataDir(dataDir: string): () => void {
     }
   }
   throw new Error(`could not lock ${lockPath}`)
+}
+
+async function waitForQuietPool(pool: pg.Pool, timeoutMs: number): Promise<void> {
+  const quiet = () => pool.waitingCount === 0 && pool.idleCount === pool.totalCount
+  const deadline = Date.now() + timeoutMs
+  let quietChecks = 0
+  while (quietChecks < 2 && Date.now() < deadline) {
+    quietChecks = quiet() ? quietChecks + 1 : 0
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
 }
 
 /** Embedded Postgres (PGlite). `dataDir` undefined = in memory; `loadDataDir` seeds it from a dump. */

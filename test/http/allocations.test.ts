@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { Decimal } from 'decimal.js'
+import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_PARTNER_IDS } from '../../src/domain/data/demo-catalogue.js'
 import { findUnbalancedAllocations } from '../../src/db/repositories/allocations.js'
@@ -333,5 +334,22 @@ describe('quotes from sessions', () => {
       expect(res.statusCode).toBe(201)
       expect(entrySum(res.json().credits)).toBe(String(quote.credits.amounts.total))
     }
+  })
+})
+
+describe('the database guards the money invariant itself', () => {
+  it('refuses an allocation whose entries do not sum to the amount paid (CHECK constraint)', async () => {
+    const entry = (impactAmount: string) => ({
+      kind: 'credit', projectId: RWANDA, impactPartnerId: DEMO_PARTNER_IDS.verdantRemovals, impactAmount,
+      impactSalesTaxAmount: '0.00', impactSalesTaxRate: '0', serviceFeeAmount: '0.00', serviceFeeSalesTaxAmount: '0.00',
+      serviceFeeSalesTaxRate: '0', quantityTonnes: '0.000000',
+    })
+    const insert = (impactAmount: string) => sql`
+      INSERT INTO allocations (id, organisation_id, quote_id, idempotency_key, request_hash, currency_code, credits_amount,
+        contribution_amount, tax_liability, issue_tax_receipt, entries, response, created_at)
+      VALUES (${randomUUID()}, ${merchant.organisationId}, ${gbpQuote}, ${randomUUID()}, ${Buffer.alloc(32)}, 'GBP', 1.00,
+        NULL, 'platform', false, ${JSON.stringify([entry(impactAmount)])}::jsonb, '{}', now())`.execute(t.db)
+    await expect(insert('0.99')).rejects.toMatchObject({ message: expect.stringMatching(/allocations_entries_balance/) })
+    await expect(insert('1.00')).resolves.toBeDefined()
   })
 })
