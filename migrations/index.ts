@@ -5,10 +5,12 @@ import * as m000100 from './2026_11_21_000100_organisations_and_api_keys.js'
 import * as m000200 from './2026_11_21_000200_catalogue_and_quotes.js'
 import * as m000300 from './2026_11_21_000300_sessions.js'
 import * as m000400 from './2026_11_21_000400_funds_allocations.js'
+import * as m000500 from './2026_11_21_000500_quote_snapshots.js'
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000100_organisations_and_api_keys': m000100,
   '2026_11_21_000200_catalogue_and_quotes': m000200,
   '2026_11_21_000300_sessions': m000300,
   '2026_11_21_000400_funds_allocations': m000400,
+  '2026_11_21_000500_quote_snapshots': m000500,
 }

@@ -33,6 +33,12 @@ export interface BuildAppOptions {
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/
 
+/** Every route is also served under /v3 (the real service's base URL): one registration, one rewrite. */
+export const withoutVersionPrefix = (url: string): string => (url === '/v3' || url.startsWith('/v3/') || url.startsWith('/v3?') ? url.slice(3) || '/' : url)
+
+/** The spec writes these paths with /v3; OpenAPI lists every route once, in the spec's form. */
+const DOCUMENTED_UNDER_V3 = ['/organisations', '/post-purchase/', '/checkout/']
+
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const { config } = options
   const ctx: AppContext = createContext(config, options.database, options.clock)
@@ -47,6 +53,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
+    rewriteUrl: (req) => withoutVersionPrefix(req.url ?? '/'),
     ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
@@ -98,19 +105,20 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       },
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: ck_live_… or ck_test_…' } } },
     },
+    transform: ({ schema, url }) => ({
+      schema,
+      url: DOCUMENTED_UNDER_V3.some((path) => url.startsWith(path)) ? `/v3${url}` : url,
+    }),
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
   app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () => app.swagger())
 
-  await app.register(healthRoutes, { ctx, documented: true } satisfies RouteOptions)
-  for (const prefix of ['', '/v3']) {
-    const documented = prefix === '/v3'
-    await app.register(organisationRoutes, { prefix, ctx, documented })
-    // The spec's quote paths have no prefix; /v3 is the real service's base URL.
-    await app.register(quoteRoutes, { prefix, ctx, documented: !documented })
-    await app.register(sessionRoutes, { prefix, ctx, documented })
-    await app.register(allocationRoutes, { prefix, ctx, documented: !documented })
-  }
+  const routes = { ctx } satisfies RouteOptions
+  await app.register(healthRoutes, routes)
+  await app.register(organisationRoutes, routes)
+  await app.register(quoteRoutes, routes)
+  await app.register(sessionRoutes, routes)
+  await app.register(allocationRoutes, routes)
 
   return app
 }

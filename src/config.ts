@@ -26,6 +26,7 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_PER_MINUTE: Int({ default: 6000, minimum: 1, description: 'Requests per minute per API key (per process)' }),
   AUTH_CACHE_TTL_MS: Int({ default: 5000, minimum: 0, maximum: 10000, description: 'How long a resolved API key is cached; a revoked key stops working within this time' }),
   CATALOGUE_CACHE_TTL_MS: Int({ default: 5000, minimum: 0, maximum: 600000, description: 'How long the project catalogue and emission factors are cached in-process' }),
+  QUOTE_CACHE_SIZE: Int({ default: 2000, minimum: 0, maximum: 1000000, description: 'Recent quotes kept in memory for reads and allocations (quotes never change); 0 disables' }),
   SESSION_TTL_SECONDS: Int({ default: 1800, minimum: 1, maximum: 86400, description: 'Lifetime of a post-purchase or checkout session' }),
   AMOUNT_MAX: Int({ default: 1000000, minimum: 1, description: 'Largest accepted transaction or allocation amount, in currency units' }),
   IDEMPOTENCY_LOCK_TIMEOUT_MS: Int({ default: 5000, minimum: 50, description: 'How long a duplicate waits for an in-flight request with the same key before 409' }),

@@ -26,9 +26,9 @@ export function loggerOptions(level: string, stream?: DestinationStream): Fastif
     ...(stream ? { stream } : {}),
     redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' },
     serializers: {
-      req(request: { method: string; url: string; ip?: string }) {
+      req(request: { method: string; url: string; originalUrl?: string; ip?: string }) {
         // Query strings are dropped: they are never a place for secrets, but a client may still put one there.
-        return { method: request.method, path: request.url.split('?')[0], remoteAddress: request.ip }
+        return { method: request.method, path: (request.originalUrl ?? request.url).split('?')[0], remoteAddress: request.ip }
       },
     },
   }

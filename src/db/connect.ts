@@ -1,9 +1,8 @@
 // Opens the database: Postgres through a pg pool when a URL is given, otherwise embedded PGlite.
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
+import type { PGlite } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect } from 'kysely'
-import { PGliteDialect } from 'kysely-pglite-dialect'
 import pg from 'pg'
 import type { Database } from './database.js'
 
@@ -109,6 +108,8 @@ export async function openPglite(options: { dataDir?: string; loadDataDir?: Blob
   let db: Kysely<Database>
   let client: PGlite
   try {
+    // Loaded only for the embedded database, so a Postgres deployment does not carry PGlite in memory.
+    const [{ PGlite }, { PGliteDialect }] = await Promise.all([import('@electric-sql/pglite'), import('kysely-pglite-dialect')])
     client = await PGlite.create({
       ...(options.dataDir ? { dataDir: options.dataDir } : {}),
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),

@@ -120,8 +120,28 @@ export interface QuotesTable {
   currency_code: string
   tax_liability: 'platform' | 'organisation'
   request: ColumnType<QuoteRequestRecord, string, string>
-  locked: ColumnType<LockedQuote, string, string>
+  /** The locked quote without its snapshot part (partners, credits.projects). */
+  locked: ColumnType<StoredLockedQuote, string, string>
+  /** quote_snapshots.id of the partners and projects; null only for rows written before snapshots. */
+  snapshot_id: string | null
   created_at: Date
+}
+
+/** A LockedQuote as stored in quotes.locked: its catalogue snapshot lives in quote_snapshots. */
+export type StoredLockedQuote = Omit<LockedQuote, 'partners' | 'credits'> & {
+  partners?: LockedQuote['partners']
+  credits?: Omit<NonNullable<LockedQuote['credits']>, 'projects'> & { projects?: NonNullable<LockedQuote['credits']>['projects'] }
+}
+
+export interface QuoteSnapshotBody {
+  partners: LockedQuote['partners']
+  projects: NonNullable<LockedQuote['credits']>['projects']
+}
+
+export interface QuoteSnapshotsTable {
+  id: string
+  body: ColumnType<QuoteSnapshotBody, string, never>
+  created_at: Generated<Date>
 }
 
 export interface SessionsTable {
@@ -224,6 +244,7 @@ export interface Database {
   organisation_impact_partners: OrganisationImpactPartnersTable
   emission_factors: EmissionFactorsTable
   quotes: QuotesTable
+  quote_snapshots: QuoteSnapshotsTable
   sessions: SessionsTable
   allocations: AllocationsTable
   allocation_entries: AllocationEntriesTable

@@ -140,7 +140,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
     return reply.code(status).type('application/json; charset=utf-8').send(body)
   })
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
-    const body: ErrorBody = { error: `route ${request.method} ${request.url.split('?')[0]} not found`, code: 'NOT_FOUND', requestId: request.id }
+    const body: ErrorBody = { error: `route ${request.method} ${request.originalUrl.split('?')[0]} not found`, code: 'NOT_FOUND', requestId: request.id }
     return reply.code(404).send(body)
   })
 }

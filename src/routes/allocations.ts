@@ -32,9 +32,9 @@ const AllocationSchema = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
 }, { title: 'FundsAllocation' })
 
-const allocationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx, documented }) => {
+const allocationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
   app.addHook('onRequest', requireApiKey(ctx.access))
-  const common = { tags: ['funds allocations'], security: bearerSecurity, hide: !documented }
+  const common = { tags: ['funds allocations'], security: bearerSecurity }
   const amount = Type.Number({ exclusiveMinimum: 0, maximum: ctx.config.AMOUNT_MAX, description: 'Amount paid, including service fee and sales tax' })
 
   app.post('/funds/allocations', {

@@ -58,9 +58,9 @@ const present = (org: Organisation): Static<typeof OrganisationSchema> => ({
   createdAt: org.createdAt,
 })
 
-const organisationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx, documented }) => {
+const organisationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
   app.addHook('onRequest', requireApiKey(ctx.access))
-  const common = { tags: ['organisations'], security: bearerSecurity, hide: !documented }
+  const common = { tags: ['organisations'], security: bearerSecurity }
 
   app.post('/organisations', {
     schema: {

@@ -38,9 +38,9 @@ const EXAMPLE = {
   responseOptions: { includeImpactPartnerDetails: true, includeImpactPartnerRates: true },
 }
 
-const quoteRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx, documented }) => {
+const quoteRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
   app.addHook('onRequest', requireApiKey(ctx.access))
-  const common = { tags: ['quotes'], security: bearerSecurity, hide: !documented }
+  const common = { tags: ['quotes'], security: bearerSecurity }
   const body = { ...quoteBodySchema(ctx.config), examples: [EXAMPLE] }
   const errors = errorResponses(400, 401, 403, 404, 413, 415, 422)
 

@@ -89,8 +89,8 @@ const CREATE_EXAMPLE = {
 }
 const { sdkVariant: _variant, ...CHECKOUT_EXAMPLE } = { ...CREATE_EXAMPLE, locale: 'en-US' }
 
-const sessionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx, documented }) => {
-  const common = { tags: ['sessions'], hide: !documented }
+const sessionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
+  const common = { tags: ['sessions'] }
   const createErrors = errorResponses(400, 401, 403, 404, 413, 415, 422)
   const onRequest = requireApiKey(ctx.access)
 

@@ -1,7 +1,7 @@
 // Quotes: price with the pure domain, lock, store in one INSERT; read back identical.
 import { randomUUID } from 'node:crypto'
 import type { AppContext } from '../context.js'
-import type { NewQuoteRow, QuoteRequestRecord, QuoteRow } from '../db/database.js'
+import type { NewQuoteRow, QuoteRequestRecord, QuoteRow, QuoteSnapshotBody } from '../db/database.js'
 import { findQuoteById } from '../db/repositories/quotes.js'
 import { DomainError } from '../domain/errors.js'
 import { minorUnitsOf, parseDecimal, toMinorUnits } from '../domain/money.js'
@@ -9,6 +9,7 @@ import { priceQuote } from '../domain/pricing.js'
 import type { ImpactType, LockedQuote, QuotedProject } from '../domain/types.js'
 import { notFound } from '../errors.js'
 import type { Principal } from './access.js'
+import { joinSnapshot, snapshotOf, storedLockedJson, type QuoteSnapshot } from './quote-snapshots.js'
 
 export interface StoredQuote {
   id: string
@@ -24,13 +25,14 @@ export interface StoredQuote {
 /** Quotes never change once stored, so any process may keep them: a bounded in-memory map. */
 export class QuoteCache {
   private readonly entries = new Map<string, StoredQuote>()
-  constructor(private readonly maxEntries = 2_000) {}
+  constructor(private readonly maxEntries: number) {}
 
   get(id: string): StoredQuote | undefined {
     return this.entries.get(id)
   }
 
   set(quote: StoredQuote): void {
+    if (this.maxEntries === 0) return
     if (this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next().value
       if (oldest !== undefined) this.entries.delete(oldest)
@@ -39,7 +41,8 @@ export class QuoteCache {
   }
 }
 
-const toStoredQuote = (row: QuoteRow): StoredQuote => ({
+/** A stored quote from its row and its catalogue snapshot. */
+export const toStoredQuote = (row: QuoteRow, snapshot: QuoteSnapshotBody | null): StoredQuote => ({
   id: row.id,
   organisationId: row.organisation_id,
   impactType: row.impact_type,
@@ -47,7 +50,7 @@ const toStoredQuote = (row: QuoteRow): StoredQuote => ({
   taxLiability: row.tax_liability,
   createdAt: row.created_at,
   request: row.request,
-  locked: row.locked,
+  locked: joinSnapshot(row.locked, snapshot),
 })
 
 function validateOrderItems(items: QuoteRequestRecord['orderItems']): void {
@@ -74,7 +77,7 @@ export async function prepareQuote(
   principal: Principal,
   request: QuoteRequestRecord,
   impactType: ImpactType,
-): Promise<{ quote: StoredQuote; row: NewQuoteRow }> {
+): Promise<{ quote: StoredQuote; row: NewQuoteRow; snapshot: QuoteSnapshot }> {
   await ctx.access.assertCanActOn(principal, request.organisationId)
   const { settings, reference } = await ctx.reference.forOrganisation(request.organisationId)
   const merchant = request.merchant ?? undefined
@@ -108,6 +111,7 @@ export async function prepareQuote(
     request,
     locked,
   }
+  const snapshot = snapshotOf(locked)
   const row: NewQuoteRow = {
     id: quote.id,
     organisation_id: quote.organisationId,
@@ -115,10 +119,11 @@ export async function prepareQuote(
     currency_code: quote.currencyCode,
     tax_liability: quote.taxLiability,
     request: JSON.stringify(request),
-    locked: JSON.stringify(locked),
+    locked: storedLockedJson(locked),
+    snapshot_id: snapshot.id,
     created_at: now,
   }
-  return { quote, row }
+  return { quote, row, snapshot }
 }
 
 export async function createQuote(
@@ -127,8 +132,9 @@ export async function createQuote(
   request: QuoteRequestRecord,
   impactType: ImpactType,
 ): Promise<StoredQuote> {
-  const { quote, row } = await prepareQuote(ctx, principal, request, impactType)
-  await ctx.quoteWriter.submit(row)
+  const { quote, row, snapshot } = await prepareQuote(ctx, principal, request, impactType)
+  await ctx.quoteWriter.submit({ row, snapshot: ctx.snapshots.has(snapshot.id) ? null : snapshot })
+  ctx.snapshots.add(snapshot.id)
   ctx.quotes.set(quote)
   return quote
 }
@@ -137,9 +143,9 @@ export async function createQuote(
 export async function getQuote(ctx: AppContext, principal: Principal, id: string): Promise<StoredQuote> {
   let quote = ctx.quotes.get(id)
   if (!quote) {
-    const row = await findQuoteById(ctx.database.db, id)
-    if (row) {
-      quote = toStoredQuote(row)
+    const found = await findQuoteById(ctx.database.db, id)
+    if (found) {
+      quote = toStoredQuote(found.row, found.snapshot)
       ctx.quotes.set(quote)
     }
   }

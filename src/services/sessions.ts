@@ -2,13 +2,13 @@
 // kept only as SHA-256, and opens exactly one session until it expires.
 import { randomUUID, timingSafeEqual } from 'node:crypto'
 import type { AppContext } from '../context.js'
-import type { QuoteRequestRecord, QuoteRow } from '../db/database.js'
+import type { QuoteRequestRecord } from '../db/database.js'
 import { findSessionWithQuote, insertQuoteWithSession, type SessionRow } from '../db/repositories/sessions.js'
 import type { ImpactType } from '../domain/types.js'
 import { AppError, notFound } from '../errors.js'
 import type { Principal } from './access.js'
 import { randomBase62, sha256, type KeyMode } from './api-keys.js'
-import { prepareQuote, type StoredQuote } from './quotes.js'
+import { prepareQuote, toStoredQuote, type StoredQuote } from './quotes.js'
 
 export type SessionKind = 'post-purchase' | 'checkout'
 export type SdkVariant = 'embedded' | 'takeover'
@@ -51,7 +51,7 @@ export interface Session {
 
 /** Prices the session's quote and stores quote and session in one statement. */
 export async function createSession(ctx: AppContext, principal: Principal, input: NewSession): Promise<CreatedSession> {
-  const { quote, row } = await prepareQuote(ctx, principal, input.request, input.impactType)
+  const { quote, row, snapshot } = await prepareQuote(ctx, principal, input.request, input.impactType)
   const clientSecret = generateClientSecret(principal.mode)
   const expiresAt = new Date(quote.createdAt.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)
   const sessionId = randomUUID()
@@ -65,7 +65,8 @@ export async function createSession(ctx: AppContext, principal: Principal, input
     client_secret_hash: sha256(clientSecret),
     expires_at: expiresAt,
     created_at: quote.createdAt,
-  })
+  }, ctx.snapshots.has(snapshot.id) ? null : snapshot)
+  ctx.snapshots.add(snapshot.id)
   ctx.quotes.set(quote)
   return { sessionId, clientSecret, quoteId: quote.id, expiresAt }
 }
@@ -84,17 +85,6 @@ const secretMatches = (session: SessionRow | undefined, secret: string): boolean
   const equal = stored.length === presented.length && timingSafeEqual(stored, presented)
   return equal && session !== undefined
 }
-
-const toStoredQuote = (row: QuoteRow): StoredQuote => ({
-  id: row.id,
-  organisationId: row.organisation_id,
-  impactType: row.impact_type,
-  currencyCode: row.currency_code,
-  taxLiability: row.tax_liability,
-  createdAt: row.created_at,
-  request: row.request,
-  locked: row.locked,
-})
 
 /**
  * A session of `kind` for the SDK. Order matters: authenticate first (401, one body for every reason),
@@ -119,6 +109,6 @@ export async function readSession(ctx: AppContext, id: string, kind: SessionKind
     sdkVariant: session.sdk_variant,
     impactType: session.impact_type,
     expiresAt: session.expires_at,
-    quote: ctx.quotes.get(session.quote_id) ?? toStoredQuote(found.quote),
+    quote: ctx.quotes.get(session.quote_id) ?? toStoredQuote(found.quote, found.snapshot),
   }
 }

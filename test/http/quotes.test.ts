@@ -12,8 +12,9 @@ let child: OrgFixture
 let stranger: OrgFixture
 
 beforeAll(async () => {
-  // No catalogue caching, so tests that change the catalogue see it at once.
-  t = await createTestApp({ CATALOGUE_CACHE_TTL_MS: '0' })
+  // No catalogue caching, so tests that change the catalogue see it at once; no quote cache, so every
+  // read of a quote goes to the database (its row and its snapshot).
+  t = await createTestApp({ CATALOGUE_CACHE_TTL_MS: '0', QUOTE_CACHE_SIZE: '0' })
   await importDemoCatalogue(t.db)
   merchant = await createOrg(t.db, { mcc: '5992' })
   bank = await createOrg(t.db, { mcc: null, tradingName: 'Acme Bank' })
@@ -306,7 +307,15 @@ describe('stored quotes', () => {
     expect(row.locked.provenance.factor).toMatchObject({ mcc: '5992', region: 'GBR', baseCurrency: 'EUR' })
     expect(row.locked.provenance.fx).toMatchObject({ from: 'GBP', to: 'EUR', date: expect.any(String) })
     expect(row.locked.provenance.tax).toMatchObject({ ruleSetVersion: expect.any(String), jurisdiction: { country: 'GB' } })
-    expect(row.locked.credits?.projects).toHaveLength(3)
+    // The catalogue part (partners, priced projects) is stored once per distinct content and shared.
+    expect(row.locked.credits?.projects).toBeUndefined()
+    expect(row.locked.partners).toBeUndefined()
+    const snapshot = await t.db.selectFrom('quote_snapshots').selectAll().where('id', '=', row.snapshot_id ?? '').executeTakeFirstOrThrow()
+    expect(snapshot.body.projects.map((p) => p.id)).toHaveLength(3)
+    expect(snapshot.body.partners.length).toBeGreaterThan(0)
+    const second = (await post(merchant.apiKey, '/quotes/carbon', floristQuote(merchant.organisationId, { transaction: { amount: 12.5, currencyCode: 'GBP' } }))).json().quoteId
+    const secondRow = await t.db.selectFrom('quotes').select('snapshot_id').where('id', '=', second).executeTakeFirstOrThrow()
+    expect(secondRow.snapshot_id).toBe(row.snapshot_id)
   })
 })
 
