@@ -8,7 +8,7 @@ const impureModules = [
 ]
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**', 'bench/.dev/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
