@@ -103,7 +103,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
           'Every route is also served under the /v3 prefix (or without it); errors share one shape: ' +
           '`{ error, code, details?, requestId }`.',
       },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: ck_live_… or ck_test_…' } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: ck_live_… or ck_test_…' },
+          clientSecret: { type: 'http', scheme: 'bearer', description: 'A session\'s client secret (cs_…), for that session\'s SDK read only' },
+        },
+      },
     },
     transform: ({ schema, url }) => ({
       schema,

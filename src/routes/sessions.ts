@@ -139,7 +139,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx
       onRequest: authenticateSessionRead(ctx.access),
       schema: {
         ...common,
-        security: bearerSecurity,
+        security: [{ clientSecret: [] }, ...bearerSecurity],
         summary: `Read a ${kind} session (frontend SDK)`,
         description: '`Authorization: Bearer <clientSecret>` of this session (never in the query string), or an API key ' +
           'of the owning organisation\'s tree. Returns what the SDK renders: footprint and equivalents (re-localised by ' +
