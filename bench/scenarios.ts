@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database } from '../src/db/database.js'
+import { FLORIST_EXAMPLE } from '../src/http/quote-schemas.js'
 import { demoCatalogue, importCatalogue } from '../src/services/catalogue.js'
 import { createOrganisationWithKey } from '../src/services/organisations.js'
 
@@ -32,17 +33,7 @@ export interface Scenario {
 }
 
 /** The representative request body the baseline parses and stores (a carbon quote request). */
-export const sampleQuoteBody = (organisationId: string) => ({
-  organisationId,
-  locale: 'en-GB',
-  consumer: { reference: 'consumer_123', countryCode: 'GBR', postalCode: 'SW1A 1AA', city: 'London' },
-  merchant: {
-    name: 'Blossom & Bloom', mcc: '5992',
-    address: { line1: '45 Rosewood Avenue', city: 'London', postalCode: 'SW1A 1AA', countryCode: 'GBR' },
-  },
-  transaction: { amount: 47.97, currencyCode: 'GBP' },
-  orderItems: [{ itemReference: 'line_1', sku: 'POT_MEDIUM', description: 'Flower pot', category: 'pots', quantity: 3, unitPrice: { value: 15.99, currencyCode: 'GBP' } }],
-})
+export const sampleQuoteBody = (organisationId: string) => ({ ...FLORIST_EXAMPLE, organisationId })
 
 export async function seed(db: Kysely<Database>): Promise<Omit<Seed, 'quoteId' | 'creditsTotal'>> {
   await importCatalogue(db, demoCatalogue(), new Date())

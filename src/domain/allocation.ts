@@ -1,6 +1,6 @@
 // Splits an amount paid against a locked quote into the per-project and per-partner entries of spec
 // 2.7 (DESIGN.md §9), exactly: Σ entries = amount paid. Also the reversal of such a split.
-import type { AllocationSplit, ContributionAllocationEntry, CreditAllocationEntry, LockedQuote } from './types.js'
+import type { AllocationEntryAmounts, AllocationSplit, ContributionAllocationEntry, CreditAllocationEntry, LockedQuote } from './types.js'
 import { Decimal, formatDecimal, formatMinorUnits, formatRate, fromMinorUnits, parseDecimal, roundHalfUp, splitByWeights, toMinorUnits } from './money.js'
 import { DomainError } from './errors.js'
 import { splitWeightsOf } from './pricing.js'
@@ -34,6 +34,23 @@ function splitSection(
   return recipientWeights.map((_, recipient) => perComponent.map((parts) => parts[recipient] ?? 0n))
 }
 
+/** One entry's amounts from its [impact, impactTax, serviceFee, serviceFeeTax] minor units, with the raw rates. */
+function entryAmounts(
+  parts: readonly bigint[] | undefined,
+  money: (minor: bigint) => string,
+  rates: { readonly impactTax: string; readonly serviceFeeTax: string },
+): AllocationEntryAmounts {
+  const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = parts ?? []
+  return {
+    impactAmount: money(impact),
+    impactSalesTaxAmount: money(impactTax),
+    impactSalesTaxRate: formatRate(rates.impactTax),
+    serviceFeeAmount: money(serviceFee),
+    serviceFeeSalesTaxAmount: money(serviceFeeTax),
+    serviceFeeSalesTaxRate: formatRate(rates.serviceFeeTax),
+  }
+}
+
 /**
  * Splits the amounts paid for a quote (DESIGN.md §9, spec 4.4), each in the quote currency:
  * - credits.amount → minor units (AMOUNT_PRECISION / AMOUNT_OUT_OF_RANGE at /credits/amount), split
@@ -60,22 +77,15 @@ export function splitAllocation(quote: LockedQuote, request: AllocationRequest):
     if (section === undefined) throw new DomainError('NO_CREDITS_IN_QUOTE', 'the quote has no credits section', '/credits')
     const paid = paidMinorUnits(request.credits.amount, digits, '/credits/amount')
     const parts = splitSection(paid, section.taxRates, section.projects.map((project) => project.weight))
-    const impactSalesTaxRate = formatRate(section.taxRates.impactTax)
-    const serviceFeeSalesTaxRate = formatRate(section.taxRates.serviceFeeTax)
     credits = section.projects.map((project, i) => {
-      const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = parts[i] ?? []
-      const impactAmount = fromMinorUnits(impact, digits)
+      const amounts = entryAmounts(parts[i], money, section.taxRates)
+      const impactAmount = fromMinorUnits(parts[i]?.[0] ?? 0n, digits)
       const unitPrice = new Decimal(project.unitPrice)
       const quantity = unitPrice.isZero() ? new Decimal(0) : roundHalfUp(impactAmount.div(unitPrice), QUANTITY_DECIMALS)
       return {
         projectId: project.id,
         impactPartnerId: project.impactPartnerId,
-        impactAmount: money(impact),
-        impactSalesTaxAmount: money(impactTax),
-        impactSalesTaxRate,
-        serviceFeeAmount: money(serviceFee),
-        serviceFeeSalesTaxAmount: money(serviceFeeTax),
-        serviceFeeSalesTaxRate,
+        ...amounts,
         quantityTonnes: formatDecimal(quantity, QUANTITY_DECIMALS),
       }
     })
@@ -96,20 +106,7 @@ export function splitAllocation(quote: LockedQuote, request: AllocationRequest):
     })
     const chosen = requested.length === 0 ? section.impactPartnerIds : section.impactPartnerIds.filter((id) => requested.includes(id))
     const parts = splitSection(paid, section.taxRates, chosen.map(() => '1'))
-    const impactSalesTaxRate = formatRate(section.taxRates.impactTax)
-    const serviceFeeSalesTaxRate = formatRate(section.taxRates.serviceFeeTax)
-    contributions = chosen.map((impactPartnerId, i) => {
-      const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = parts[i] ?? []
-      return {
-        impactPartnerId,
-        impactAmount: money(impact),
-        impactSalesTaxAmount: money(impactTax),
-        impactSalesTaxRate,
-        serviceFeeAmount: money(serviceFee),
-        serviceFeeSalesTaxAmount: money(serviceFeeTax),
-        serviceFeeSalesTaxRate,
-      }
-    })
+    contributions = chosen.map((impactPartnerId, i) => ({ impactPartnerId, ...entryAmounts(parts[i], money, section.taxRates) }))
   }
 
   return { currencyCode: quote.currencyCode, credits, contributions }

@@ -3,6 +3,19 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import type { Config } from '../config.js'
 import { CountryCodeSchema, CurrencyCodeSchema, MccSchema, optionalText, text, UuidSchema } from './schemas.js'
 
+/** The real service's documented florist purchase, used as the OpenAPI example of every quote-creating request. */
+export const FLORIST_EXAMPLE = {
+  organisationId: '1f9e36e2-fdf3-4d36-a6ae-a2a146ab5ca1',
+  locale: 'en-GB',
+  consumer: { reference: 'consumer_123', countryCode: 'GBR', postalCode: 'SW1A 1AA', city: 'London' },
+  merchant: {
+    name: 'Blossom & Bloom', mcc: '5992',
+    address: { line1: '45 Rosewood Avenue', city: 'London', postalCode: 'SW1A 1AA', countryCode: 'GBR' },
+  },
+  transaction: { amount: 47.97, currencyCode: 'GBP' },
+  orderItems: [{ itemReference: 'line_1', sku: 'POT_MEDIUM', description: 'Flower pot', category: 'pots', quantity: 3, unitPrice: { value: 15.99, currencyCode: 'GBP' } }],
+}
+
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
 export const ConsumerSchema = Type.Object({

@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { QuoteRequestRecord } from '../db/database.js'
 import { principalOf, requireApiKey } from '../http/auth.js'
 import { presentCarbonQuote, presentNatureQuote, presentQuote, presentQuoteProjects } from '../http/presenters/quotes.js'
-import { CarbonQuoteSchema, NatureQuoteSchema, QuoteProjectSchema, quoteBodySchema } from '../http/quote-schemas.js'
+import { CarbonQuoteSchema, FLORIST_EXAMPLE, NatureQuoteSchema, QuoteProjectSchema, quoteBodySchema } from '../http/quote-schemas.js'
 import { bearerSecurity, errorResponses, IdParamsSchema } from '../http/schemas.js'
 import { createQuote, getQuote, quoteProjects } from '../services/quotes.js'
 import type { RouteOptions } from './plugin-options.js'
@@ -26,17 +26,7 @@ export const toQuoteRequest = (body: QuoteBody, origin: QuoteRequestRecord['orig
   origin,
 })
 
-const EXAMPLE = {
-  organisationId: '1f9e36e2-fdf3-4d36-a6ae-a2a146ab5ca1',
-  locale: 'en-GB',
-  consumer: { reference: 'consumer_123', countryCode: 'GBR' },
-  merchant: {
-    name: 'Blossom & Bloom', mcc: '5992',
-    address: { line1: '45 Rosewood Avenue', city: 'London', postalCode: 'SW1A 1AA', countryCode: 'GBR' },
-  },
-  transaction: { amount: 47.97, currencyCode: 'GBP' },
-  responseOptions: { includeImpactPartnerDetails: true, includeImpactPartnerRates: true },
-}
+const EXAMPLE = { ...FLORIST_EXAMPLE, responseOptions: { includeImpactPartnerDetails: true, includeImpactPartnerRates: true } }
 
 const quoteRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
   app.addHook('onRequest', requireApiKey(ctx.access))

@@ -6,12 +6,13 @@ import { DEFAULT_LOCALE } from '../domain/equivalents.js'
 import { AppError } from '../errors.js'
 import { principalOf, requireApiKey } from '../http/auth.js'
 import { presentSdkQuote } from '../http/presenters/quotes.js'
+import { FLORIST_EXAMPLE } from '../http/quote-schemas.js'
 import { bearerSecurity, errorResponses, IdParamsSchema } from '../http/schemas.js'
 import {
   checkoutSessionBodySchema, CreatedSessionSchema, postPurchaseSessionBodySchema, SdkSessionSchema, SessionQuerySchema,
 } from '../http/session-schemas.js'
 import type { AccessResolver } from '../services/access.js'
-import { API_KEY_PATTERN, sha256 } from '../services/api-keys.js'
+import { API_KEY_PATTERN } from '../services/api-keys.js'
 import {
   CLIENT_SECRET_PATTERN, createSession, readSession, sessionUnauthorized,
   type CreatedSession, type Session, type SessionCredential, type SessionKind,
@@ -65,8 +66,8 @@ const authenticateSessionRead = (access: AccessResolver) => async (request: Fast
   }
   const token = request.bearerToken
   if (token && CLIENT_SECRET_PATTERN.test(token)) return
-  if (!token || !API_KEY_PATTERN.test(token)) throw sessionUnauthorized()
-  const principal = await access.authenticate(sha256(token))
+  if (!token || !request.bearerTokenHash || !API_KEY_PATTERN.test(token)) throw sessionUnauthorized()
+  const principal = await access.authenticate(request.bearerTokenHash)
   if (!principal) throw sessionUnauthorized()
   request.principal = principal
 }
@@ -74,19 +75,8 @@ const authenticateSessionRead = (access: AccessResolver) => async (request: Fast
 const credentialOf = (request: FastifyRequest): SessionCredential =>
   request.principal ? { kind: 'api-key', principal: request.principal } : { kind: 'client-secret', secret: request.bearerToken ?? '' }
 
-const CREATE_EXAMPLE = {
-  organisationId: '1f9e36e2-fdf3-4d36-a6ae-a2a146ab5ca1',
-  impactType: 'carbon',
-  sdkVariant: 'embedded',
-  consumer: { reference: 'consumer_123', postalCode: 'SW1A 1AA', city: 'London', countryCode: 'GBR' },
-  merchant: {
-    name: 'Blossom & Bloom', mcc: '5992',
-    address: { line1: '45 Rosewood Avenue', city: 'London', postalCode: 'SW1A 1AA', countryCode: 'GBR' },
-  },
-  transaction: { amount: 47.97, currencyCode: 'GBP' },
-  orderItems: [{ itemReference: 'line_1', sku: 'POT_MEDIUM', description: 'Flower pot', category: 'pots', quantity: 3, unitPrice: { value: 15.99, currencyCode: 'GBP' } }],
-  projectFilters: { matchConsumerLocation: true },
-}
+const { locale: _locale, ...postPurchase } = FLORIST_EXAMPLE
+const CREATE_EXAMPLE = { ...postPurchase, impactType: 'carbon', sdkVariant: 'embedded', projectFilters: { matchConsumerLocation: true } }
 const { sdkVariant: _variant, ...CHECKOUT_EXAMPLE } = { ...CREATE_EXAMPLE, locale: 'en-US' }
 
 const sessionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
