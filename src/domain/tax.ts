@@ -52,6 +52,33 @@ const TAX_OVERRIDES: readonly TaxOverride[] = [
     to: null,
     note: 'Romania 21% from 1 Aug 2025; sales-tax 2.23.0 switches at 2025-08-01T21:00Z, one day late.',
   },
+  {
+    country: 'KW',
+    state: null,
+    line: 'standardRate',
+    rate: '0',
+    from: '2000-01-01',
+    to: null,
+    note: 'Kuwait has not implemented the GCC VAT framework; sales-tax 2.23.0 lists 5%.',
+  },
+  {
+    country: 'QA',
+    state: null,
+    line: 'standardRate',
+    rate: '0',
+    from: '2000-01-01',
+    to: null,
+    note: 'Qatar has not implemented the GCC VAT framework; sales-tax 2.23.0 lists 5%.',
+  },
+  {
+    country: 'BH',
+    state: null,
+    line: 'standardRate',
+    rate: '0.1',
+    from: '2022-01-01',
+    to: null,
+    note: 'Bahrain VAT 10% from 1 Jan 2022 (Decree-Law No. 33 of 2021); sales-tax 2.23.0 still lists 5%.',
+  },
   // US service fees: 0 in every state unless listed here (per-state review; none taxes it yet).
 ]
 

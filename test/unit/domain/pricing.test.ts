@@ -127,10 +127,10 @@ describe('priceQuote: hand-worked examples', () => {
 
   it('KWD 12.345 at a Kuwaiti restaurant: three minor units', () => {
     // Footprint 7,278.0 g → 0.007278 t. Unit price: $25 × 0.307 = KWD 7.675 (exact)
-    // Tax: KW is "others": sales-tax lists 5% → tf = 0.05; D = 1 + 0.2 × 1.05 = 1.21
-    // T = 0.007278 × 7.675 × 1.21 = 0.06759 → KWD 0.068 (68 fils)
-    // amounts: 68 × [1, 0, 0.2, 0.01] / 1.21 = 56.20 / 0 / 11.24 / 0.56 → 56 + 11 + 0 = 67,
-    //   1 leftover fils to the largest remainder (.56, fee tax) → 0.056 / 0.000 / 0.011 / 0.001
+    // Tax: Kuwait has no VAT (an override corrects sales-tax's 5%) → tf = 0; D = 1 + 0.2 = 1.2
+    // T = 0.007278 × 7.675 × 1.2 = 0.06703 → KWD 0.067 (67 fils)
+    // amounts: 67 × [1, 0, 0.2, 0] / 1.2 = 55.83 / 0 / 11.17 / 0 → 55 + 11 = 66,
+    //   1 leftover fils to the largest remainder (.83, impact) → 0.056 / 0.000 / 0.011 / 0.000
     const quote = priceQuote(
       quoteInput({ amount: '12.345', currencyCode: 'KWD', mcc: '5812', merchant: { countryCode: 'KWT' }, consumer: { countryCode: 'KWT' } }),
       referenceData([ARR_RW]),
@@ -138,7 +138,7 @@ describe('priceQuote: hand-worked examples', () => {
     const credits = creditsOf(quote)
     expect(quote.footprint).toMatchObject({ co2eGrams: '7278.0' })
     expect(credits.unit.price).toBe('7.675')
-    expect(credits.amounts).toEqual({ total: '0.068', impact: '0.056', impactTax: '0.000', serviceFee: '0.011', serviceFeeTax: '0.001' })
+    expect(credits.amounts).toEqual({ total: '0.067', impact: '0.056', impactTax: '0.000', serviceFee: '0.011', serviceFeeTax: '0.000' })
   })
 
   it('a German consumer: 19% on credits and on the fee', () => {

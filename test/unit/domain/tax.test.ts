@@ -94,3 +94,16 @@ describe('taxRatesFor (DESIGN.md §6.6)', () => {
     expect(TAX_RULE_SET.effectiveDate).toMatch(/^\d{4}-\d{2}-\d{2}$/)
   })
 })
+
+describe('overrides of stale sales-tax data', () => {
+  it.each([
+    ['KW', '2026-02-10', '0'], // no VAT in Kuwait (sales-tax says 5%)
+    ['QA', '2026-02-10', '0'], // no VAT in Qatar (sales-tax says 5%)
+    ['BH', '2026-02-10', '0.1'], // Bahrain 10% since 2022 (sales-tax says 5%)
+    ['BH', '2021-12-31', '0.05'],
+    ['OM', '2026-02-10', '0.05'],
+  ])('charges the service fee tax of %s on %s at %s', (country, date, rate) => {
+    expect(taxRateFor('serviceFee', { country, state: null, basis: 'consumer' }, date).toString()).toBe(rate)
+    expect(taxRateFor('creditImpact', { country, state: null, basis: 'consumer' }, date).toString()).toBe('0')
+  })
+})
