@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -89,6 +89,71 @@ describe('operator CLI', () => {
     expect(result.code).toBe(code)
     expect(result.stdout).toBe('')
     expect(result.stderr).toMatch(message)
+  })
+
+  it('imports the demo catalogue idempotently and an operator\'s catalogue and factors; bad files change nothing', async () => {
+    const demo = await runCli(['catalogue', 'import', '--demo'], env)
+    expect(demo.code).toBe(0)
+    expect(demo.json()).toEqual({ impactPartners: 5, projects: 10, organisationPartners: 0 })
+    expect((await runCli(['catalogue', 'import', '--demo'], env)).json()).toEqual(demo.json())
+
+    const org = (await runCli(['org', 'create', '--name', 'Importer', '--country', 'GBR', '--currency', 'GBP', '--mcc', '5992'], env)).json()
+    const partnerId = '11111111-2222-4333-8444-555555555555'
+    const catalogueFile = join(dataDir, 'catalogue.json')
+    writeFileSync(catalogueFile, JSON.stringify({
+      impactPartners: [{ id: partnerId, kind: 'credits', name: 'Own Partner', shortDescription: 'Ours', images: { logos: [] }, priority: 100, active: true }],
+      projects: [{
+        id: '66666666-7777-4888-8999-000000000000', impactPartnerId: partnerId, name: 'Own Project', shortDescription: 'Ours',
+        type: 'carbonCredits', location: { countryCode: 'GBR', state: null }, price: '40.00', priceCurrency: 'GBP', priority: 100, weight: null, active: true,
+      }],
+      organisationPartners: [{ organisationId: org.organisationId, impactPartnerIds: [partnerId] }],
+    }))
+    const imported = await runCli(['catalogue', 'import', catalogueFile], env)
+    expect(imported.code).toBe(0)
+    expect(imported.json()).toEqual({ impactPartners: 1, projects: 1, organisationPartners: 1 })
+
+    const badFile = join(dataDir, 'bad.json')
+    writeFileSync(badFile, JSON.stringify({
+      impactPartners: [],
+      projects: [{
+        id: '99999999-7777-4888-8999-000000000000', impactPartnerId: '00000000-0000-4000-8000-000000000000', name: 'X', shortDescription: '',
+        type: 'carbonCredits', location: { countryCode: 'ZZZ', state: null }, price: '1', priceCurrency: 'XXX', priority: 0, weight: null, active: true,
+      }],
+    }))
+    const bad = await runCli(['catalogue', 'import', badFile], env)
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toMatch(/unknown impact partner[\s\S]*unsupported currency XXX[\s\S]*unknown country ZZZ/)
+
+    const factorsFile = join(dataDir, 'factors.csv')
+    writeFileSync(factorsFile, 'id,kind,mccFrom,mccTo,region,value,baseCurrency,priceYear,source,version,licence,note\n' +
+      'own-5992-gbr,carbon,5992,5992,GBR,0.5,EUR,2024,Own survey,1,CC0,"florists, our own figure"\n')
+    const factors = await runCli(['factors', 'import', factorsFile], env)
+    expect(factors.code).toBe(0)
+    expect(factors.json()).toEqual({ factors: 1 })
+    writeFileSync(join(dataDir, 'bad.csv'), 'id,kind\nx,carbon\n')
+    const badFactors = await runCli(['factors', 'import', join(dataDir, 'bad.csv')], env)
+    expect(badFactors.code).toBe(1)
+    expect(badFactors.stderr).toMatch(/missing column mccFrom/)
+    expect((await runCli(['catalogue', 'import'], env)).code).toBe(2)
+
+    // The imported factor and catalogue price the next quote; nothing from the bad files was stored.
+    const handle = await openSameDatabase()
+    const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), database: handle })
+    try {
+      const quote = await client(app, org.apiKey).post('/quotes/carbon', {
+        organisationId: org.organisationId, locale: 'en-GB', consumer: { reference: 'c', countryCode: 'GBR' },
+        transaction: { amount: 100, currencyCode: 'EUR' },
+      })
+      expect(quote.statusCode).toBe(201)
+      expect(quote.json().footprint.co2eGrams).toBe(50000) // €100 × 0.5 kg/€
+      expect(quote.json().credits.unit.price).toBe(46.09) // £40 in EUR at 0.8679 £/€
+      const projects = (await client(app, org.apiKey).get(`/quotes/${quote.json().quoteId}/projects`)).json()
+      expect(projects.map((p: { name: string }) => p.name)).toEqual(['Own Project'])
+      const rows = await handle.db.selectFrom('projects').select('id').where('id', '=', '99999999-7777-4888-8999-000000000000').execute()
+      expect(rows).toEqual([])
+    } finally {
+      await app.close()
+    }
   })
 
   it('prints usage with --help', async () => {
