@@ -125,8 +125,16 @@ function mapFastifyError(error: Partial<FastifyError>): AppError | undefined {
   if (error.statusCode === 429) return new AppError('TOO_MANY_REQUESTS', 'too many requests, slow down')
   if (error.statusCode === 503) return new AppError('SERVICE_UNAVAILABLE', 'service is unavailable, retry later')
   if (isPoolTimeout(error)) return new AppError('SERVICE_UNAVAILABLE', 'service is busy, retry later')
+  if (typeof error.code === 'string' && DATABASE_UNAVAILABLE.has(error.code)) {
+    return new AppError('SERVICE_UNAVAILABLE', 'database is unavailable, retry later')
+  }
   return undefined
 }
+
+/** Connection-level failures (socket errors and Postgres' SQLSTATE classes 08, 53300, 57P0x): retryable, not a bug. */
+const DATABASE_UNAVAILABLE = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '08000', '08001', '08003', '08004', '08006', '53300', '57P01', '57P02', '57P03',
+])
 
 const isPoolTimeout = (error: Partial<FastifyError>): boolean =>
   typeof error.message === 'string' && /timeout exceeded when trying to connect|Connection terminated due to connection timeout/.test(error.message)
