@@ -134,3 +134,25 @@ describe('logs', () => {
     expect(all).not.toContain('cs_live_leak')
   })
 })
+
+describe('when the database is unreachable', () => {
+  it('answers 503 with Retry-After, never 500', async () => {
+    const { buildApp } = await import('../../src/app.js')
+    const { loadConfig } = await import('../../src/config.js')
+    const { openPostgres } = await import('../../src/db/connect.js')
+    const down = await buildApp({
+      config: loadConfig({ LOG_LEVEL: 'silent' }),
+      database: openPostgres({ url: 'postgres://postgres@127.0.0.1:1/nowhere', connectTimeoutMs: 500 }),
+    })
+    try {
+      const ready = await down.inject({ url: '/readyz' })
+      expect(ready.statusCode).toBe(503)
+      const res = await down.inject({ url: `/v3/organisations/${org.organisationId}`, headers: { authorization: `Bearer ${org.apiKey}` } })
+      expect(res.statusCode).toBe(503)
+      expect(res.headers['retry-after']).toBe('1')
+      expect(res.json()).toMatchObject({ code: 'SERVICE_UNAVAILABLE' })
+    } finally {
+      await down.close()
+    }
+  })
+})
