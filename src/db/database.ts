@@ -256,6 +256,5 @@ export type OrganisationRow = Selectable<OrganisationsTable>
 export type NewOrganisationRow = Insertable<OrganisationsTable>
 export type ApiKeyRow = Selectable<ApiKeysTable>
 export type NewApiKeyRow = Insertable<ApiKeysTable>
-export type GeneratedId = Generated<string>
 export type QuoteRow = Selectable<QuotesTable>
 export type NewQuoteRow = Insertable<QuotesTable>

@@ -5,7 +5,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import type { AppContext } from '../context.js'
 import type { StoredAllocationEntry } from '../db/database.js'
 import {
-  findAllocationById, findAllocationByKey, insertAllocation, insertReversal, type AllocationRecord, type NewAllocation,
+  findAllocationById, insertAllocationWithReceipt, insertReversal, type AllocationRecord, type NewAllocation,
 } from '../db/repositories/allocations.js'
 import { reverseAllocation, splitAllocation } from '../domain/allocation.js'
 import { formatDecimal, formatRate, minorUnitsOf, parseDecimal } from '../domain/money.js'
@@ -189,13 +189,13 @@ export async function allocateFunds(
     let inserted: boolean
     try {
       // Allocations without a receipt share one multi-row INSERT with their concurrent neighbours.
-      inserted = allocation.receipt ? await insertAllocation(ctx.database.db, allocation) : await ctx.allocationWriter.submit(allocation)
+      inserted = allocation.receipt ? await insertAllocationWithReceipt(ctx.database.db, allocation) : await ctx.allocationWriter.submit(allocation)
     } catch (error) {
       if (isLockTimeout(error)) throw inUse()
       throw error
     }
     if (inserted) return { body: response, replayed: false }
-    const stored = await findAllocationByKey(ctx.database.db, input.organisationId, idempotencyKey)
+    const stored = await ctx.allocationKeys.submit({ organisationId: input.organisationId, idempotencyKey })
     if (stored) return replayOrRefuse(stored, requestHash)
   }
   throw inUse()

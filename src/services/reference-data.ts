@@ -9,6 +9,7 @@ import { REFERENCE_FX_RATES } from '../domain/fx.js'
 import type { ReferenceData } from '../domain/pricing.js'
 import type { CreditProject, EmissionFactor, ImpactPartner } from '../domain/types.js'
 import { notFound } from '../errors.js'
+import { TtlCache } from './ttl-cache.js'
 
 export interface OrganisationSettings {
   id: string
@@ -27,54 +28,50 @@ interface Catalogue {
   factors: EmissionFactor[]
 }
 
-interface Entry<T> {
-  value: Promise<T>
-  expiresAt: number
-}
+type OrganisationEntry = { settings: OrganisationSettings; allowed: ReadonlySet<string> | undefined }
 
 export class ReferenceDataCache {
-  private catalogue: Entry<Catalogue> | undefined
-  private readonly organisations = new Map<string, Entry<{ settings: OrganisationSettings; allowed: ReadonlySet<string> | undefined }>>()
+  // Promises are cached, so concurrent misses share one load; a failed load is forgotten at once.
+  private readonly catalogue: TtlCache<Promise<Catalogue>>
+  private readonly organisations: TtlCache<Promise<OrganisationEntry>>
 
-  constructor(private readonly db: Kysely<Database>, private readonly ttlMs: number, private readonly now: () => number) {}
+  constructor(private readonly db: Kysely<Database>, ttlMs: number, now: () => number) {
+    this.catalogue = new TtlCache(ttlMs, 1, now)
+    this.organisations = new TtlCache(ttlMs, 10_000, now)
+  }
 
-  private fresh<T>(entry: Entry<T> | undefined): entry is Entry<T> {
-    return entry !== undefined && entry.expiresAt > this.now()
+  private cached<T>(cache: TtlCache<Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
+    const hit = cache.get(key)
+    if (hit) return hit
+    const value = load()
+    cache.set(key, value)
+    value.catch(() => { if (cache.get(key) === value) cache.delete(key) })
+    return value
   }
 
   private loadCatalogue(): Promise<Catalogue> {
-    if (this.fresh(this.catalogue)) return this.catalogue.value
-    const value = Promise.all([findImpactPartners(this.db), findActiveProjects(this.db), findImportedFactors(this.db)])
-      .then(([partners, projects, imported]) => ({ partners, projects, factors: [...imported, ...DEFAULT_EMISSION_FACTORS] }))
-    const entry = { value, expiresAt: this.now() + this.ttlMs }
-    this.catalogue = entry
-    value.catch(() => { if (this.catalogue === entry) this.catalogue = undefined })
-    return value
+    return this.cached(this.catalogue, 'catalogue', () =>
+      Promise.all([findImpactPartners(this.db), findActiveProjects(this.db), findImportedFactors(this.db)])
+        .then(([partners, projects, imported]) => ({ partners, projects, factors: [...imported, ...DEFAULT_EMISSION_FACTORS] })))
   }
 
-  private loadOrganisation(organisationId: string) {
-    const cached = this.organisations.get(organisationId)
-    if (this.fresh(cached)) return cached.value
-    const value = Promise.all([findOrganisationById(this.db, organisationId), findAllowedPartnerIds(this.db, organisationId)])
-      .then(([row, allowed]) => {
-        if (!row) throw notFound('organisation')
-        const settings: OrganisationSettings = {
-          id: row.id,
-          tradingName: row.trading_name,
-          mcc: row.mcc,
-          countryCode: row.address.countryCode,
-          state: row.address.state ?? null,
-          currencyCode: row.currency_code,
-          serviceFeeRate: row.service_fee_rate,
-          taxLiability: row.tax_liability,
-        }
-        return { settings, allowed: allowed ? new Set(allowed) : undefined }
-      })
-    const entry = { value, expiresAt: this.now() + this.ttlMs }
-    if (this.organisations.size >= 10_000) this.organisations.clear()
-    this.organisations.set(organisationId, entry)
-    value.catch(() => { if (this.organisations.get(organisationId) === entry) this.organisations.delete(organisationId) })
-    return value
+  private loadOrganisation(organisationId: string): Promise<OrganisationEntry> {
+    return this.cached(this.organisations, organisationId, () =>
+      Promise.all([findOrganisationById(this.db, organisationId), findAllowedPartnerIds(this.db, organisationId)])
+        .then(([row, allowed]) => {
+          if (!row) throw notFound('organisation')
+          const settings: OrganisationSettings = {
+            id: row.id,
+            tradingName: row.trading_name,
+            mcc: row.mcc,
+            countryCode: row.address.countryCode,
+            state: row.address.state ?? null,
+            currencyCode: row.currency_code,
+            serviceFeeRate: row.service_fee_rate,
+            taxLiability: row.tax_liability,
+          }
+          return { settings, allowed: allowed ? new Set(allowed) : undefined }
+        }))
   }
 
   async organisationSettings(organisationId: string): Promise<OrganisationSettings> {
@@ -89,7 +86,7 @@ export class ReferenceDataCache {
   }
 
   clear(): void {
-    this.catalogue = undefined
+    this.catalogue.clear()
     this.organisations.clear()
   }
 }

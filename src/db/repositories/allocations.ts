@@ -19,33 +19,6 @@ export interface NewAllocation {
   receipt: { id: string; consumerEmail: string; payload: TaxReceiptPayload } | null
 }
 
-// Hot paths: fixed statements, written once instead of being rebuilt by the query builder per request.
-const FIND_BY_KEY = 'SELECT request_hash, response FROM allocations WHERE organisation_id = $1 AND idempotency_key = $2'
-
-const INSERT_ALLOCATION = `INSERT INTO allocations (id, organisation_id, quote_id, idempotency_key, request_hash, currency_code,
-    credits_amount, contribution_amount, tax_liability, issue_tax_receipt, entries, response, created_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7::numeric, $8::numeric, $9, $10, $11::jsonb, $12, $13)
-  ON CONFLICT (organisation_id, idempotency_key) DO NOTHING`
-
-/** The allocation and its receipt in one statement: the receipt exists only if the allocation was inserted. */
-const INSERT_ALLOCATION_WITH_RECEIPT = `WITH inserted AS (${INSERT_ALLOCATION} RETURNING id)
-  INSERT INTO tax_receipts (id, allocation_id, organisation_id, consumer_email, payload, status, attempts, next_attempt_at, created_at)
-  SELECT $14, inserted.id, $2, $15, $16::jsonb, 'pending', 0, $13, $13 FROM inserted
-  RETURNING allocation_id AS id`
-
-/** The stored request hash and response of an organisation's idempotency key, if it was used. */
-export async function findAllocationByKey(
-  db: Kysely<Database>,
-  organisationId: string,
-  idempotencyKey: string,
-): Promise<{ requestHash: Buffer; response: string } | undefined> {
-  const { rows } = await db.executeQuery<{ request_hash: Uint8Array; response: string }>(
-    CompiledQuery.raw(FIND_BY_KEY, [organisationId, idempotencyKey]),
-  )
-  const row = rows[0]
-  return row ? { requestHash: Buffer.from(row.request_hash), response: row.response } : undefined
-}
-
 const findByKeysSql = new Map<number, string>()
 
 /** Looks up several (organisation, key) pairs in one statement; one result per pair, in order. */
@@ -69,18 +42,19 @@ export async function findAllocationsByKeys(
 }
 
 /**
- * Writes an allocation, its entries and (when asked) its tax-receipt outbox row in ONE statement,
- * unless the organisation already used the key: then nothing is written and false is returned. The
- * unique (organisation_id, idempotency_key) constraint decides races: a concurrent duplicate waits for
- * the first writer (bounded by lock_timeout) and then inserts nothing.
+ * Writes an allocation, its entries and its tax-receipt outbox row in ONE statement (the receipt
+ * exists only if the allocation was inserted), unless the organisation already used the key: then
+ * nothing is written and false is returned. The unique (organisation_id, idempotency_key) constraint
+ * decides races: a concurrent duplicate waits for the first writer (bounded by lock_timeout) and then
+ * inserts nothing. Allocations without a receipt go through insertAllocations.
  */
-export async function insertAllocation(db: Kysely<Database>, a: NewAllocation): Promise<boolean> {
-  const params: unknown[] = [
-    a.id, a.organisationId, a.quoteId, a.idempotencyKey, a.requestHash, a.currencyCode, a.creditsAmount,
-    a.contributionAmount, a.taxLiability, a.issueTaxReceipt, JSON.stringify(a.entries), a.response, a.createdAt,
-  ]
-  if (a.receipt) params.push(a.receipt.id, a.receipt.consumerEmail, JSON.stringify(a.receipt.payload))
-  const text = a.receipt ? INSERT_ALLOCATION_WITH_RECEIPT : `${INSERT_ALLOCATION} RETURNING id`
+export async function insertAllocationWithReceipt(db: Kysely<Database>, a: NewAllocation): Promise<boolean> {
+  if (!a.receipt) throw new Error('an allocation without a receipt is written with insertAllocations')
+  const text = `WITH inserted AS (${insertAllocationsStatement(1)})
+    INSERT INTO tax_receipts (id, allocation_id, organisation_id, consumer_email, payload, status, attempts, next_attempt_at, created_at)
+    SELECT $14, inserted.id, $2, $15, $16::jsonb, 'pending', 0, $13, $13 FROM inserted
+    RETURNING allocation_id AS id`
+  const params = [...allocationParameters(a), a.receipt.id, a.receipt.consumerEmail, JSON.stringify(a.receipt.payload)]
   const { rows } = await db.executeQuery<{ id: string }>(CompiledQuery.raw(text, params))
   return rows.length === 1
 }
@@ -88,7 +62,7 @@ export async function insertAllocation(db: Kysely<Database>, a: NewAllocation): 
 const ALLOCATION_COLUMNS = 13
 const insertAllocationsSql = new Map<number, string>()
 
-/** Multi-row form of INSERT_ALLOCATION for `count` allocations without receipts; built once per size. */
+/** INSERT … ON CONFLICT DO NOTHING RETURNING id for `count` allocations; built once per size. */
 function insertAllocationsStatement(count: number): string {
   let text = insertAllocationsSql.get(count)
   if (text === undefined) {
@@ -114,15 +88,19 @@ function insertAllocationsStatement(count: number): string {
  */
 export async function insertAllocations(db: Kysely<Database>, rows: readonly NewAllocation[]): Promise<boolean[]> {
   if (rows.length === 0) return []
-  if (rows.some((a) => a.receipt)) throw new Error('allocations with a tax receipt are written with insertAllocation')
-  const params = rows.flatMap((a) => [
-    a.id, a.organisationId, a.quoteId, a.idempotencyKey, a.requestHash, a.currencyCode, a.creditsAmount,
-    a.contributionAmount, a.taxLiability, a.issueTaxReceipt, JSON.stringify(a.entries), a.response, a.createdAt,
-  ])
-  const { rows: written } = await db.executeQuery<{ id: string }>(CompiledQuery.raw(insertAllocationsStatement(rows.length), params))
+  if (rows.some((a) => a.receipt)) throw new Error('allocations with a tax receipt are written with insertAllocationWithReceipt')
+  const { rows: written } = await db.executeQuery<{ id: string }>(
+    CompiledQuery.raw(insertAllocationsStatement(rows.length), rows.flatMap(allocationParameters)),
+  )
   const ids = new Set(written.map((r) => r.id))
   return rows.map((a) => ids.has(a.id))
 }
+
+/** The 13 column values of an allocation, in the order of the INSERT. */
+const allocationParameters = (a: NewAllocation): unknown[] => [
+  a.id, a.organisationId, a.quoteId, a.idempotencyKey, a.requestHash, a.currencyCode, a.creditsAmount,
+  a.contributionAmount, a.taxLiability, a.issueTaxReceipt, JSON.stringify(a.entries), a.response, a.createdAt,
+]
 
 export interface AllocationRecord {
   id: string
