@@ -3,8 +3,22 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 const impureModules = [
-  'fastify', 'fastify-plugin', 'kysely', 'pg', 'pino', '@electric-sql/pglite', 'kysely-pglite-dialect',
-  'nodemailer', '@sinclair/typebox', '@fastify/*', 'node:*', 'fs', 'path', 'crypto', 'os', 'child_process',
+  'fastify',
+  'fastify-plugin',
+  'kysely',
+  'pg',
+  'pino',
+  '@electric-sql/pglite',
+  'kysely-pglite-dialect',
+  'nodemailer',
+  '@sinclair/typebox',
+  '@fastify/*',
+  'node:*',
+  'fs',
+  'path',
+  'crypto',
+  'os',
+  'child_process',
 ]
 
 export default tseslint.config(
@@ -25,20 +39,24 @@ export default tseslint.config(
   {
     files: ['src/domain/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [
-        { group: impureModules, message: 'src/domain is pure: no I/O, framework, database or logging imports.' },
-      ] }],
-      'no-restricted-globals': ['error',
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: impureModules, message: 'src/domain is pure: no I/O, framework, database or logging imports.' }] },
+      ],
+      'no-restricted-globals': [
+        'error',
         { name: 'process', message: 'src/domain must not read the environment.' },
         { name: 'fetch', message: 'src/domain does no I/O.' },
         { name: 'setTimeout', message: 'src/domain has no clock.' },
       ],
-      'no-restricted-properties': ['error',
+      'no-restricted-properties': [
+        'error',
         { object: 'Date', property: 'now', message: 'src/domain has no clock: pass time in.' },
         { object: 'Math', property: 'random', message: 'src/domain has no randomness: pass ids in.' },
         { object: 'crypto', property: 'randomUUID', message: 'src/domain has no randomness: pass ids in.' },
       ],
-      'no-restricted-syntax': ['error',
+      'no-restricted-syntax': [
+        'error',
         { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'src/domain has no clock: pass time in.' },
       ],
     },
@@ -46,16 +64,30 @@ export default tseslint.config(
   // Relative imports must stay inside src/domain (one rule per folder depth).
   {
     files: ['src/domain/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [
-      { group: impureModules, message: 'src/domain is pure: no I/O, framework, database or logging imports.' },
-      { regex: '^\\.\\./', message: 'src/domain must not import other layers.' },
-    ] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: impureModules, message: 'src/domain is pure: no I/O, framework, database or logging imports.' },
+            { regex: '^\\.\\./', message: 'src/domain must not import other layers.' },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['src/domain/*/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [
-      { group: impureModules, message: 'src/domain is pure: no I/O, framework, database or logging imports.' },
-      { regex: '^\\.\\./\\.\\./', message: 'src/domain must not import other layers.' },
-    ] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: impureModules, message: 'src/domain is pure: no I/O, framework, database or logging imports.' },
+            { regex: '^\\.\\./\\.\\./', message: 'src/domain must not import other layers.' },
+          ],
+        },
+      ],
+    },
   },
 )

@@ -12,18 +12,25 @@ await pool.query(`CREATE TABLE IF NOT EXISTS bench_baseline (
   id uuid PRIMARY KEY DEFAULT gen_random_uuid(), body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`)
 
 const app = Fastify({ logger: false })
-app.post('/baseline', {
-  schema: {
-    body: { type: 'object' },
-    response: { 201: { type: 'object', properties: { id: { type: 'string' } } } },
+app.post(
+  '/baseline',
+  {
+    schema: {
+      body: { type: 'object' },
+      response: { 201: { type: 'object', properties: { id: { type: 'string' } } } },
+    },
   },
-}, async (request, reply) => {
-  const { rows } = await pool.query<{ id: string }>('INSERT INTO bench_baseline (body) VALUES ($1) RETURNING id', [request.body])
-  reply.code(201)
-  return { id: rows[0]?.id }
-})
+  async (request, reply) => {
+    const { rows } = await pool.query<{ id: string }>('INSERT INTO bench_baseline (body) VALUES ($1) RETURNING id', [request.body])
+    reply.code(201)
+    return { id: rows[0]?.id }
+  },
+)
 await app.listen({ port, host: '127.0.0.1' })
 console.log(`baseline listening on ${port}`)
 process.on('SIGTERM', () => {
-  void app.close().then(() => pool.end()).then(() => process.exit(0))
+  void app
+    .close()
+    .then(() => pool.end())
+    .then(() => process.exit(0))
 })

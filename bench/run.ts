@@ -33,13 +33,14 @@ async function admin(sql: string): Promise<void> {
   }
 }
 
-const freePort = () => new Promise<number>((resolve) => {
-  const server = createServer()
-  server.listen(0, '127.0.0.1', () => {
-    const address = server.address()
-    server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
   })
-})
 
 async function waitForHttp(url: string, child: ChildProcess): Promise<void> {
   for (let i = 0; i < 150; i++) {
@@ -61,11 +62,18 @@ function rssSampler(pid: number) {
       const status = readFileSync(`/proc/${pid}/status`, 'utf8')
       const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0)
       peak = Math.max(peak, kb)
-    } catch { /* process gone */ }
+    } catch {
+      /* process gone */
+    }
   }
   const timer = setInterval(sample, 100)
   sample()
-  return { stop: () => { clearInterval(timer); return peak / 1024 } }
+  return {
+    stop: () => {
+      clearInterval(timer)
+      return peak / 1024
+    },
+  }
 }
 
 interface Result {
@@ -92,19 +100,25 @@ async function drive(scenario: Scenario, baseUrl: string, data: Seed, seconds: n
     connections,
     duration: seconds,
     ...(rate ? { overallRate: rate } : {}),
-    requests: [{
-      method: scenario.method,
-      path: scenario.path(data),
-      headers,
-      ...(body ? { body } : {}),
-      ...(scenario.perRequestHeaders ? {
-        setupRequest: (request: Request): Request => ({
-          ...request,
-          headers: { ...request.headers, ...scenario.perRequestHeaders?.() },
-        }),
-      } : {}),
-      onResponse: (status: number) => { if (status !== scenario.expectStatus) unexpected++ },
-    }],
+    requests: [
+      {
+        method: scenario.method,
+        path: scenario.path(data),
+        headers,
+        ...(body ? { body } : {}),
+        ...(scenario.perRequestHeaders
+          ? {
+              setupRequest: (request: Request): Request => ({
+                ...request,
+                headers: { ...request.headers, ...scenario.perRequestHeaders?.() },
+              }),
+            }
+          : {}),
+        onResponse: (status: number) => {
+          if (status !== scenario.expectStatus) unexpected++
+        },
+      },
+    ],
   })
   const result = await instance
   return { result, unexpected }
@@ -123,7 +137,9 @@ async function main(): Promise<void> {
 
     const basePort = await freePort()
     const baseline = spawn(process.execPath, ['--import', 'tsx', 'bench/baseline.ts'], {
-      cwd: root, stdio: 'inherit', env: { ...process.env, BASELINE_DATABASE_URL: dbUrl(database), PORT: String(basePort) },
+      cwd: root,
+      stdio: 'inherit',
+      env: { ...process.env, BASELINE_DATABASE_URL: dbUrl(database), PORT: String(basePort) },
     })
     children.push(baseline)
     const apiPort = await freePort()
@@ -131,8 +147,13 @@ async function main(): Promise<void> {
       cwd: root,
       stdio: 'inherit',
       env: {
-        PATH: process.env.PATH, DATABASE_URL: dbUrl(database), PORT: String(apiPort), HOST: '127.0.0.1',
-        LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', RATE_LIMIT_PER_MINUTE: '1000000000', DATABASE_POOL_MAX: '10',
+        PATH: process.env.PATH,
+        DATABASE_URL: dbUrl(database),
+        PORT: String(apiPort),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+        RATE_LIMIT_PER_MINUTE: '1000000000',
+        DATABASE_POOL_MAX: '10',
       },
     })
     children.push(api)
@@ -148,7 +169,9 @@ async function main(): Promise<void> {
     const data: Seed = { ...seeded, quoteId: quote.quoteId, creditsTotal: quote.credits.amounts.total }
 
     const results: Result[] = []
-    console.log(`\nbench: ${connections} connections, ${warmup}s warm-up + ${duration}s per scenario, API LOG_LEVEL=${process.env.BENCH_LOG_LEVEL ?? 'warn'}\n`)
+    console.log(
+      `\nbench: ${connections} connections, ${warmup}s warm-up + ${duration}s per scenario, API LOG_LEVEL=${process.env.BENCH_LOG_LEVEL ?? 'warn'}\n`,
+    )
     for (const scenario of scenarios.filter((s) => !only || s.target === 'baseline' || s.name.includes(only))) {
       if (warmup > 0) await drive(scenario, urls[scenario.target], data, warmup)
       const rss = rssSampler(pids[scenario.target])
@@ -168,12 +191,18 @@ async function main(): Promise<void> {
       if (scenario.halfRateP99MaxMs !== undefined) {
         const rate = Math.max(1, Math.floor(row.requestsPerSecond / 2))
         const half = await drive(scenario, urls[scenario.target], data, duration, rate)
-        row.halfRate = { requestsPerSecond: Math.round(half.result.requests.average), p99: half.result.latency.p99, maxP99: scenario.halfRateP99MaxMs }
+        row.halfRate = {
+          requestsPerSecond: Math.round(half.result.requests.average),
+          p99: half.result.latency.p99,
+          maxP99: scenario.halfRateP99MaxMs,
+        }
         row.unexpectedStatus += half.unexpected
       }
       results.push(row)
-      console.log(`${row.name}: ${row.requestsPerSecond} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, unexpected ${row.unexpectedStatus}` +
-        (row.halfRate ? `; at ${row.halfRate.requestsPerSecond} req/s p99 ${row.halfRate.p99} ms` : ''))
+      console.log(
+        `${row.name}: ${row.requestsPerSecond} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, unexpected ${row.unexpectedStatus}` +
+          (row.halfRate ? `; at ${row.halfRate.requestsPerSecond} req/s p99 ${row.halfRate.p99} ms` : ''),
+      )
     }
     const base = results.find((r) => r.target === 'baseline')?.requestsPerSecond ?? 0
     for (const row of results) row.ratio = base ? Math.round((row.requestsPerSecond / base) * 100) / 100 : 0
@@ -182,15 +211,22 @@ async function main(): Promise<void> {
     console.log(`\n${header}\n|---|---:|---:|---:|---:|---:|---:|---:|`)
     for (const r of results) {
       const verdict = r.minRatio === undefined ? '' : `≥ ${r.minRatio} ${r.ratio! >= r.minRatio ? '✓' : '✗'}`
-      console.log(`| ${r.name} | ${r.requestsPerSecond} | ${r.p50} | ${r.p99} | ${r.peakRssMb} | ${r.ratio} | ${verdict} | ${r.unexpectedStatus} |`)
+      console.log(
+        `| ${r.name} | ${r.requestsPerSecond} | ${r.p50} | ${r.p99} | ${r.peakRssMb} | ${r.ratio} | ${verdict} | ${r.unexpectedStatus} |`,
+      )
     }
     for (const r of results.filter((x) => x.halfRate)) {
       const h = r.halfRate!
-      console.log(`\n${r.name} at half rate (${h.requestsPerSecond} req/s): p99 ${h.p99} ms (target ≤ ${h.maxP99} ms ${h.p99 <= h.maxP99 ? '✓' : '✗'})`)
+      console.log(
+        `\n${r.name} at half rate (${h.requestsPerSecond} req/s): p99 ${h.p99} ms (target ≤ ${h.maxP99} ms ${h.p99 <= h.maxP99 ? '✓' : '✗'})`,
+      )
     }
     const rss = Math.max(...results.filter((r) => r.target === 'api').map((r) => r.peakRssMb))
     console.log(`API peak RSS ${rss} MB (target ≤ 250 MB ${rss <= 250 ? '✓' : '✗'})`)
-    writeFileSync(`${root}/bench/last-run.json`, `${JSON.stringify({ at: new Date().toISOString(), connections, duration, results }, null, 2)}\n`)
+    writeFileSync(
+      `${root}/bench/last-run.json`,
+      `${JSON.stringify({ at: new Date().toISOString(), connections, duration, results }, null, 2)}\n`,
+    )
   } finally {
     for (const child of children) child.kill('SIGTERM')
     await new Promise((resolve) => setTimeout(resolve, 1000))

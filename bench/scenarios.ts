@@ -37,14 +37,19 @@ export const sampleQuoteBody = (organisationId: string) => ({ ...FLORIST_EXAMPLE
 
 export async function seed(db: Kysely<Database>): Promise<Omit<Seed, 'quoteId' | 'creditsTotal'>> {
   await importCatalogue(db, demoCatalogue(), new Date())
-  const { organisation, apiKey } = await createOrganisationWithKey(db, {
-    parentId: null,
-    tradingName: 'Bench merchant',
-    legalName: 'Bench merchant Ltd',
-    address: { line1: '45 Rosewood Avenue', city: 'London', postalCode: 'SW1A 1AA', countryCode: 'GBR' },
-    currencyCode: 'GBP',
-    mcc: '5992',
-  }, 'live', new Date())
+  const { organisation, apiKey } = await createOrganisationWithKey(
+    db,
+    {
+      parentId: null,
+      tradingName: 'Bench merchant',
+      legalName: 'Bench merchant Ltd',
+      address: { line1: '45 Rosewood Avenue', city: 'London', postalCode: 'SW1A 1AA', countryCode: 'GBR' },
+      currencyCode: 'GBP',
+      mcc: '5992',
+    },
+    'live',
+    new Date(),
+  )
   return { organisationId: organisation.organisationId, apiKey }
 }
 

@@ -34,7 +34,8 @@ export interface BuildAppOptions {
 const REQUEST_ID = /^[\w.:-]{1,128}$/
 
 /** Every route is also served under /v3 (the real service's base URL): one registration, one rewrite. */
-export const withoutVersionPrefix = (url: string): string => (url === '/v3' || url.startsWith('/v3/') || url.startsWith('/v3?') ? url.slice(3) || '/' : url)
+export const withoutVersionPrefix = (url: string): string =>
+  url === '/v3' || url.startsWith('/v3/') || url.startsWith('/v3?') ? url.slice(3) || '/' : url
 
 /** The spec writes these paths with /v3; OpenAPI lists every route once, in the spec's form. */
 const DOCUMENTED_UNDER_V3 = ['/organisations', '/post-purchase/', '/checkout/']
@@ -89,7 +90,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     max: config.RATE_LIMIT_PER_MINUTE,
     timeWindow: 60_000,
     // Per credential; requests without one share a bucket per client address.
-    keyGenerator: (request) => request.bearerTokenHash ? `k:${request.bearerTokenHash.toString('base64')}` : `ip:${request.ip}`,
+    keyGenerator: (request) => (request.bearerTokenHash ? `k:${request.bearerTokenHash.toString('base64')}` : `ip:${request.ip}`),
     errorResponseBuilder: () => new AppError('TOO_MANY_REQUESTS', 'too many requests, slow down'),
   })
 
@@ -99,14 +100,19 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       info: {
         title: 'Canopy API',
         version: '1.0.0',
-        description: 'Carbon quotes, post-purchase and checkout sessions, and funds allocations. ' +
+        description:
+          'Carbon quotes, post-purchase and checkout sessions, and funds allocations. ' +
           'Every route is also served under the /v3 prefix (or without it); errors share one shape: ' +
           '`{ error, code, details?, requestId }`.',
       },
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: ck_live_… or ck_test_…' },
-          clientSecret: { type: 'http', scheme: 'bearer', description: 'A session\'s client secret (cs_…), for that session\'s SDK read only' },
+          clientSecret: {
+            type: 'http',
+            scheme: 'bearer',
+            description: "A session's client secret (cs_…), for that session's SDK read only",
+          },
         },
       },
     },

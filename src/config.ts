@@ -3,40 +3,78 @@ import { existsSync } from 'node:fs'
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 
-const Int = (options: { default: number; minimum: number; maximum?: number; description: string }) =>
-  Type.Integer(options)
+const Int = (options: { default: number; minimum: number; maximum?: number; description: string }) => Type.Integer(options)
 
-export const ConfigSchema = Type.Object({
-  PORT: Int({ default: 3000, minimum: 0, maximum: 65535, description: 'TCP port the API listens on' }),
-  HOST: Type.String({ default: '127.0.0.1', minLength: 1, description: 'Interface to bind; 0.0.0.0 in containers' }),
-  DATABASE_URL: Type.Optional(Type.String({
-    pattern: '^postgres(ql)?://',
-    description: 'Postgres connection string; when unset the embedded database (PGlite) under DATA_DIR is used',
-  })),
-  DATA_DIR: Type.String({ default: '.data', minLength: 1, description: 'Directory of the embedded database and demo credentials' }),
-  DATABASE_POOL_MAX: Int({ default: 10, minimum: 1, maximum: 200, description: 'Maximum Postgres connections per process' }),
-  DATABASE_CONNECT_TIMEOUT_MS: Int({ default: 5000, minimum: 100, description: 'Wait for a pooled connection before answering 503' }),
-  DATABASE_STATEMENT_TIMEOUT_MS: Int({ default: 10000, minimum: 100, description: 'Postgres statement_timeout for API connections' }),
-  MIGRATE_ON_START: Type.Boolean({ default: false, description: 'Run pending migrations at start-up on Postgres (the embedded database always migrates)' }),
-  DEMO_BOOTSTRAP: Type.Boolean({ default: true, description: 'On the first embedded start, create a demo organisation, API key and catalogue' }),
-  LOG_LEVEL: Type.Union(
-    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
-    { default: 'info', description: 'pino log level' },
-  ),
-  RATE_LIMIT_PER_MINUTE: Int({ default: 6000, minimum: 1, description: 'Requests per minute per API key (per process)' }),
-  AUTH_CACHE_TTL_MS: Int({ default: 5000, minimum: 0, maximum: 10000, description: 'How long a resolved API key is cached; a revoked key stops working within this time' }),
-  CATALOGUE_CACHE_TTL_MS: Int({ default: 5000, minimum: 0, maximum: 600000, description: 'How long the project catalogue and emission factors are cached in-process' }),
-  QUOTE_CACHE_SIZE: Int({ default: 2000, minimum: 0, maximum: 1000000, description: 'Recent quotes kept in memory for reads and allocations (quotes never change); 0 disables' }),
-  SESSION_TTL_SECONDS: Int({ default: 1800, minimum: 1, maximum: 86400, description: 'Lifetime of a post-purchase or checkout session' }),
-  AMOUNT_MAX: Int({ default: 1000000, minimum: 1, description: 'Largest accepted transaction or allocation amount, in currency units' }),
-  IDEMPOTENCY_LOCK_TIMEOUT_MS: Int({ default: 5000, minimum: 50, description: 'How long a duplicate waits for an in-flight request with the same key before 409' }),
-  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://', description: 'SMTP server for tax receipts, e.g. smtp://user:pass@host:587; unset = receipts stay queued' })),
-  SMTP_FROM: Type.String({ default: 'Canopy receipts <receipts@canopy.invalid>', minLength: 3, description: 'From address of tax receipts' }),
-  OUTBOX_POLL_INTERVAL_MS: Int({ default: 2000, minimum: 50, description: 'How often the receipt sender looks for queued receipts' }),
-  REQUEST_TIMEOUT_MS: Int({ default: 30000, minimum: 1000, description: 'Maximum time to receive a whole request' }),
-  SHUTDOWN_GRACE_MS: Int({ default: 10000, minimum: 100, description: 'Time in-flight requests get to finish on SIGTERM' }),
-  BODY_LIMIT_BYTES: Int({ default: 1048576, minimum: 1024, maximum: 10485760, description: 'Largest accepted request body' }),
-}, { additionalProperties: false })
+export const ConfigSchema = Type.Object(
+  {
+    PORT: Int({ default: 3000, minimum: 0, maximum: 65535, description: 'TCP port the API listens on' }),
+    HOST: Type.String({ default: '127.0.0.1', minLength: 1, description: 'Interface to bind; 0.0.0.0 in containers' }),
+    DATABASE_URL: Type.Optional(
+      Type.String({
+        pattern: '^postgres(ql)?://',
+        description: 'Postgres connection string; when unset the embedded database (PGlite) under DATA_DIR is used',
+      }),
+    ),
+    DATA_DIR: Type.String({ default: '.data', minLength: 1, description: 'Directory of the embedded database and demo credentials' }),
+    DATABASE_POOL_MAX: Int({ default: 10, minimum: 1, maximum: 200, description: 'Maximum Postgres connections per process' }),
+    DATABASE_CONNECT_TIMEOUT_MS: Int({ default: 5000, minimum: 100, description: 'Wait for a pooled connection before answering 503' }),
+    DATABASE_STATEMENT_TIMEOUT_MS: Int({ default: 10000, minimum: 100, description: 'Postgres statement_timeout for API connections' }),
+    MIGRATE_ON_START: Type.Boolean({
+      default: false,
+      description: 'Run pending migrations at start-up on Postgres (the embedded database always migrates)',
+    }),
+    DEMO_BOOTSTRAP: Type.Boolean({
+      default: true,
+      description: 'On the first embedded start, create a demo organisation, API key and catalogue',
+    }),
+    LOG_LEVEL: Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+      { default: 'info', description: 'pino log level' },
+    ),
+    RATE_LIMIT_PER_MINUTE: Int({ default: 6000, minimum: 1, description: 'Requests per minute per API key (per process)' }),
+    AUTH_CACHE_TTL_MS: Int({
+      default: 5000,
+      minimum: 0,
+      maximum: 10000,
+      description: 'How long a resolved API key is cached; a revoked key stops working within this time',
+    }),
+    CATALOGUE_CACHE_TTL_MS: Int({
+      default: 5000,
+      minimum: 0,
+      maximum: 600000,
+      description: 'How long the project catalogue and emission factors are cached in-process',
+    }),
+    QUOTE_CACHE_SIZE: Int({
+      default: 2000,
+      minimum: 0,
+      maximum: 1000000,
+      description: 'Recent quotes kept in memory for reads and allocations (quotes never change); 0 disables',
+    }),
+    SESSION_TTL_SECONDS: Int({ default: 1800, minimum: 1, maximum: 86400, description: 'Lifetime of a post-purchase or checkout session' }),
+    AMOUNT_MAX: Int({ default: 1000000, minimum: 1, description: 'Largest accepted transaction or allocation amount, in currency units' }),
+    IDEMPOTENCY_LOCK_TIMEOUT_MS: Int({
+      default: 5000,
+      minimum: 50,
+      description: 'How long a duplicate waits for an in-flight request with the same key before 409',
+    }),
+    SMTP_URL: Type.Optional(
+      Type.String({
+        pattern: '^smtps?://',
+        description: 'SMTP server for tax receipts, e.g. smtp://user:pass@host:587; unset = receipts stay queued',
+      }),
+    ),
+    SMTP_FROM: Type.String({
+      default: 'Canopy receipts <receipts@canopy.invalid>',
+      minLength: 3,
+      description: 'From address of tax receipts',
+    }),
+    OUTBOX_POLL_INTERVAL_MS: Int({ default: 2000, minimum: 50, description: 'How often the receipt sender looks for queued receipts' }),
+    REQUEST_TIMEOUT_MS: Int({ default: 30000, minimum: 1000, description: 'Maximum time to receive a whole request' }),
+    SHUTDOWN_GRACE_MS: Int({ default: 10000, minimum: 100, description: 'Time in-flight requests get to finish on SIGTERM' }),
+    BODY_LIMIT_BYTES: Int({ default: 1048576, minimum: 1024, maximum: 10485760, description: 'Largest accepted request body' }),
+  },
+  { additionalProperties: false },
+)
 
 export type Config = Readonly<Static<typeof ConfigSchema>>
 

@@ -25,7 +25,10 @@ export interface AppContext {
   /** Coalesces concurrent allocation inserts (those without a tax receipt); resolves to "was written". */
   readonly allocationWriter: Batcher<NewAllocation, boolean>
   /** Coalesces concurrent Idempotency-Key lookups into one query. */
-  readonly allocationKeys: Batcher<{ organisationId: string; idempotencyKey: string }, { requestHash: Buffer; response: string } | undefined>
+  readonly allocationKeys: Batcher<
+    { organisationId: string; idempotencyKey: string },
+    { requestHash: Buffer; response: string } | undefined
+  >
 }
 
 export function createContext(config: Config, database: DatabaseHandle, clock: Clock = () => new Date()): AppContext {

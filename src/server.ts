@@ -17,13 +17,15 @@ async function main(): Promise<void> {
     const demo = embedded && config.DEMO_BOOTSTRAP ? await bootstrapDemo(database.db, config.DATA_DIR, new Date()) : undefined
     app = await buildApp({ config, database })
     if (demo) {
-      console.log([
-        '',
-        'Canopy demo credentials (shown once; also saved to ' + demoCredentialsPath(config.DATA_DIR) + '):',
-        `  organisationId: ${demo.organisationId}`,
-        `  apiKey:         ${demo.apiKey}`,
-        '',
-      ].join('\n'))
+      console.log(
+        [
+          '',
+          'Canopy demo credentials (shown once; also saved to ' + demoCredentialsPath(config.DATA_DIR) + '):',
+          `  organisationId: ${demo.organisationId}`,
+          `  apiKey:         ${demo.apiKey}`,
+          '',
+        ].join('\n'),
+      )
     } else if (embedded && hasDemoCredentials(config.DATA_DIR)) {
       app.log.info(`demo credentials are in ${demoCredentialsPath(config.DATA_DIR)}`)
     }

@@ -57,8 +57,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
       const client = new pg.Client({ connectionString: adminUrl })
       await client.connect()
       try {
-        const { rows } = await client.query<{ datname: string }>(
-          'SELECT datname FROM pg_database WHERE datname LIKE $1', [`canopy_%_${runId}%`])
+        const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [
+          `canopy_%_${runId}%`,
+        ])
         for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
       } finally {
         await client.end()

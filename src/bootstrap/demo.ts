@@ -23,15 +23,20 @@ export const demoCredentialsPath = (dataDir: string): string => join(dataDir, 'd
 export async function bootstrapDemo(db: Kysely<Database>, dataDir: string, now: Date): Promise<DemoCredentials | undefined> {
   if ((await countOrganisations(db)) > 0) return undefined
   await importCatalogue(db, demoCatalogue(), now)
-  const { organisation, apiKey } = await createOrganisationWithKey(db, {
-    parentId: null,
-    tradingName: 'Blossom & Bloom (demo)',
-    legalName: 'Canopy Demo Florist Ltd',
-    organisationReference: 'DEMO-001',
-    address: { line1: '45 Rosewood Avenue', city: 'London', postalCode: 'SW1A 1AA', countryCode: 'GBR' },
-    currencyCode: 'GBP',
-    mcc: '5992',
-  }, 'test', now)
+  const { organisation, apiKey } = await createOrganisationWithKey(
+    db,
+    {
+      parentId: null,
+      tradingName: 'Blossom & Bloom (demo)',
+      legalName: 'Canopy Demo Florist Ltd',
+      organisationReference: 'DEMO-001',
+      address: { line1: '45 Rosewood Avenue', city: 'London', postalCode: 'SW1A 1AA', countryCode: 'GBR' },
+      currencyCode: 'GBP',
+      mcc: '5992',
+    },
+    'test',
+    now,
+  )
   const credentials: DemoCredentials = {
     organisationId: organisation.organisationId,
     apiKey,

@@ -65,8 +65,20 @@ const str = { type: 'string' } as const
 export const COMMANDS: Record<string, Command> = {
   'org create': {
     options: {
-      name: str, country: str, currency: str, mcc: str, parent: str, 'service-fee': str, 'tax-liability': str,
-      'legal-name': str, reference: str, 'address-line1': str, city: str, 'postal-code': str, state: str, mode: str,
+      name: str,
+      country: str,
+      currency: str,
+      mcc: str,
+      parent: str,
+      'service-fee': str,
+      'tax-liability': str,
+      'legal-name': str,
+      reference: str,
+      'address-line1': str,
+      city: str,
+      'postal-code': str,
+      state: str,
+      mode: str,
     },
     async run(db, options, _positionals, now) {
       const name = required(options, 'name')
@@ -82,24 +94,34 @@ export const COMMANDS: Record<string, Command> = {
       }
       const parent = optional(options, 'parent') === undefined ? null : uuid(options, 'parent')
       const state = optional(options, 'state')
-      const result = await createOrganisationWithKey(db, {
-        parentId: parent,
-        tradingName: name,
-        legalName: optional(options, 'legal-name') ?? name,
-        organisationReference: optional(options, 'reference') ?? null,
-        address: {
-          line1: optional(options, 'address-line1') ?? '',
-          city: optional(options, 'city') ?? '',
-          postalCode: optional(options, 'postal-code') ?? '',
-          ...(state ? { state } : {}),
-          countryCode: country,
+      const result = await createOrganisationWithKey(
+        db,
+        {
+          parentId: parent,
+          tradingName: name,
+          legalName: optional(options, 'legal-name') ?? name,
+          organisationReference: optional(options, 'reference') ?? null,
+          address: {
+            line1: optional(options, 'address-line1') ?? '',
+            city: optional(options, 'city') ?? '',
+            postalCode: optional(options, 'postal-code') ?? '',
+            ...(state ? { state } : {}),
+            countryCode: country,
+          },
+          currencyCode: currency,
+          mcc: mcc ?? null,
+          serviceFeeRate: optional(options, 'service-fee'),
+          taxLiability: taxLiability as TaxLiability | undefined,
         },
-        currencyCode: currency,
-        mcc: mcc ?? null,
-        serviceFeeRate: optional(options, 'service-fee'),
-        taxLiability: taxLiability as TaxLiability | undefined,
-      }, mode(options), now)
-      return { organisationId: result.organisation.organisationId, apiKey: result.apiKey, apiKeyPrefix: result.apiKeyPrefix, organisation: result.organisation }
+        mode(options),
+        now,
+      )
+      return {
+        organisationId: result.organisation.organisationId,
+        apiKey: result.apiKey,
+        apiKeyPrefix: result.apiKeyPrefix,
+        organisation: result.organisation,
+      }
     },
   },
   'key create': {
@@ -177,16 +199,24 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then((code) => {
-  process.exitCode = code
-}, (error: unknown) => {
-  if (error instanceof UsageError) {
-    console.error(`${error.message}\n\n${USAGE}`)
-    process.exitCode = 2
-    return
-  }
-  const known = error instanceof ConfigError || error instanceof PendingMigrationsError || error instanceof DataDirLockedError ||
-    error instanceof AppError || error instanceof DomainError || error instanceof ImportError
-  console.error(known ? `error: ${(error as Error).message}` : error)
-  process.exitCode = 1
-})
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError) {
+      console.error(`${error.message}\n\n${USAGE}`)
+      process.exitCode = 2
+      return
+    }
+    const known =
+      error instanceof ConfigError ||
+      error instanceof PendingMigrationsError ||
+      error instanceof DataDirLockedError ||
+      error instanceof AppError ||
+      error instanceof DomainError ||
+      error instanceof ImportError
+    console.error(known ? `error: ${(error as Error).message}` : error)
+    process.exitCode = 1
+  },
+)

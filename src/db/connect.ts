@@ -53,9 +53,14 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
 }
 
 export class DataDirLockedError extends Error {
-  constructor(readonly dataDir: string, readonly pid: number) {
-    super(`the embedded database in ${dataDir} is in use by process ${pid}; ` +
-      'stop that process first (PGlite allows one process per data directory), or run on Postgres with DATABASE_URL')
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
+    super(
+      `the embedded database in ${dataDir} is in use by process ${pid}; ` +
+        'stop that process first (PGlite allows one process per data directory), or run on Postgres with DATABASE_URL',
+    )
     this.name = 'DataDirLockedError'
   }
 }

@@ -8,11 +8,14 @@ export interface QuoteRequestRecord {
   organisationId: string
   locale?: string | undefined
   consumer: { reference: string; countryCode: string; postalCode?: string; city?: string; state?: string }
-  merchant?: {
-    name: string
-    mcc: string
-    address: { countryCode: string; line1?: string; line2?: string; line3?: string; city?: string; postalCode?: string; state?: string }
-  } | null | undefined
+  merchant?:
+    | {
+        name: string
+        mcc: string
+        address: { countryCode: string; line1?: string; line2?: string; line3?: string; city?: string; postalCode?: string; state?: string }
+      }
+    | null
+    | undefined
   transaction: { amount: number; currencyCode: string }
   orderItems?: unknown[] | null | undefined
   matchConsumerLocation: boolean

@@ -3,7 +3,10 @@ import { Migrator, type Kysely, type MigrationResult } from 'kysely'
 import { migrations } from '../../migrations/index.js'
 
 export class MigrationError extends Error {
-  constructor(readonly results: readonly MigrationResult[], cause: unknown) {
+  constructor(
+    readonly results: readonly MigrationResult[],
+    cause: unknown,
+  ) {
     super(`migration failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
     this.name = 'MigrationError'
   }
@@ -35,8 +38,10 @@ export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
 
 export class PendingMigrationsError extends Error {
   constructor(readonly pending: string[]) {
-    super(`the database has ${pending.length} pending migration(s) (${pending.join(', ')}); ` +
-      'run `npm run db:migrate` or set MIGRATE_ON_START=true')
+    super(
+      `the database has ${pending.length} pending migration(s) (${pending.join(', ')}); ` +
+        'run `npm run db:migrate` or set MIGRATE_ON_START=true',
+    )
     this.name = 'PendingMigrationsError'
   }
 }

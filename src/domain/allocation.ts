@@ -1,7 +1,17 @@
 // Splits an amount paid against a locked quote into the per-project and per-partner entries of spec
 // 2.7 (DESIGN.md §9), exactly: Σ entries = amount paid. Also the reversal of such a split.
 import type { AllocationEntryAmounts, AllocationSplit, ContributionAllocationEntry, CreditAllocationEntry, LockedQuote } from './types.js'
-import { Decimal, formatDecimal, formatMinorUnits, formatRate, fromMinorUnits, parseDecimal, roundHalfUp, splitByWeights, toMinorUnits } from './money.js'
+import {
+  Decimal,
+  formatDecimal,
+  formatMinorUnits,
+  formatRate,
+  fromMinorUnits,
+  parseDecimal,
+  roundHalfUp,
+  splitByWeights,
+  toMinorUnits,
+} from './money.js'
 import { DomainError } from './errors.js'
 import { splitWeightsOf } from './pricing.js'
 
@@ -76,7 +86,11 @@ export function splitAllocation(quote: LockedQuote, request: AllocationRequest):
     const section = quote.credits
     if (section === undefined) throw new DomainError('NO_CREDITS_IN_QUOTE', 'the quote has no credits section', '/credits')
     const paid = paidMinorUnits(request.credits.amount, digits, '/credits/amount')
-    const parts = splitSection(paid, section.taxRates, section.projects.map((project) => project.weight))
+    const parts = splitSection(
+      paid,
+      section.taxRates,
+      section.projects.map((project) => project.weight),
+    )
     credits = section.projects.map((project, i) => {
       const amounts = entryAmounts(parts[i], money, section.taxRates)
       const impactAmount = fromMinorUnits(parts[i]?.[0] ?? 0n, digits)
@@ -105,7 +119,11 @@ export function splitAllocation(quote: LockedQuote, request: AllocationRequest):
       }
     })
     const chosen = requested.length === 0 ? section.impactPartnerIds : section.impactPartnerIds.filter((id) => requested.includes(id))
-    const parts = splitSection(paid, section.taxRates, chosen.map(() => '1'))
+    const parts = splitSection(
+      paid,
+      section.taxRates,
+      chosen.map(() => '1'),
+    )
     contributions = chosen.map((impactPartnerId, i) => ({ impactPartnerId, ...entryAmounts(parts[i], money, section.taxRates) }))
   }
 
@@ -124,7 +142,11 @@ function negate(amount: string): string {
  * the original exactly, and reversing twice gives the original back.
  */
 export function reverseAllocation(split: AllocationSplit): AllocationSplit {
-  const amounts = <T extends { impactAmount: string; impactSalesTaxAmount: string; serviceFeeAmount: string; serviceFeeSalesTaxAmount: string }>(entry: T): T => ({
+  const amounts = <
+    T extends { impactAmount: string; impactSalesTaxAmount: string; serviceFeeAmount: string; serviceFeeSalesTaxAmount: string },
+  >(
+    entry: T,
+  ): T => ({
     ...entry,
     impactAmount: negate(entry.impactAmount),
     impactSalesTaxAmount: negate(entry.impactSalesTaxAmount),

@@ -40,7 +40,8 @@ const english = (car: string): LocaleText => ({
   distanceUnit: 'mile',
   unitDisplay: 'long',
   car: (d) => `That's about the same as driving an average ${car} for ${d}.`,
-  phone: (n, p) => (p === 'one' ? "That's about the same as charging a smartphone once." : `That's about the same as charging a smartphone ${n} times.`),
+  phone: (n, p) =>
+    p === 'one' ? "That's about the same as charging a smartphone once." : `That's about the same as charging a smartphone ${n} times.`,
   tree: (n, p) => `That's about as much CO₂ as a tree seedling absorbs in ${n} ${one(p, 'day', 'days')}.`,
   parkingSpace: (n, p) => `That's about the area of ${n} ${one(p, 'parking space', 'parking spaces')}.`,
   tennisCourt: (n, p) => `That's about the area of ${n} ${one(p, 'tennis court', 'tennis courts')}.`,

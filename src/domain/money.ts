@@ -32,9 +32,7 @@ export const DisplayDecimal = DecimalJs.clone({
 
 // currency-codes' own lookup is a linear scan; index it once at load.
 const DIGITS_BY_CODE: ReadonlyMap<string, number> = new Map(
-  currencyCodes.data
-    .filter((record) => Number.isInteger(record.digits))
-    .map((record) => [record.code, record.digits]),
+  currencyCodes.data.filter((record) => Number.isInteger(record.digits)).map((record) => [record.code, record.digits]),
 )
 
 /**

@@ -15,7 +15,17 @@ import type {
   QuotedProject,
   SectionTaxRates,
 } from './types.js'
-import { Decimal, formatDecimal, formatMinorUnits, formatRate, minorUnitsOf, parseDecimal, roundHalfUp, splitByWeights, toMinorUnits } from './money.js'
+import {
+  Decimal,
+  formatDecimal,
+  formatMinorUnits,
+  formatRate,
+  minorUnitsOf,
+  parseDecimal,
+  roundHalfUp,
+  splitByWeights,
+  toMinorUnits,
+} from './money.js'
 import { DomainError } from './errors.js'
 import { convert, isPricedCurrency } from './fx.js'
 import { isKnownCountry } from './countries.js'
@@ -129,7 +139,11 @@ function validate(input: QuoteInput, fx: FxTable): { amount: Decimal; digits: nu
     throw new DomainError('UNKNOWN_COUNTRY', `unknown country ${JSON.stringify(input.consumer.countryCode)}`, '/consumer/countryCode')
   }
   if (!isKnownCountry(input.merchant.countryCode)) {
-    throw new DomainError('UNKNOWN_COUNTRY', `unknown country ${JSON.stringify(input.merchant.countryCode)}`, '/merchant/address/countryCode')
+    throw new DomainError(
+      'UNKNOWN_COUNTRY',
+      `unknown country ${JSON.stringify(input.merchant.countryCode)}`,
+      '/merchant/address/countryCode',
+    )
   }
   parseMcc(input.mcc)
   const amount = parseDecimal(input.amount, '/transaction/amount')
@@ -161,7 +175,12 @@ function deepFreeze<T>(value: T): T {
 function partnerDetails(partner: ImpactPartner): LockedQuote['partners'][number] {
   let snapshot = partnerSnapshots.get(partner)
   if (snapshot === undefined) {
-    snapshot = deepFreeze({ id: partner.id, name: partner.name, shortDescription: partner.shortDescription, images: structuredClone(partner.images) })
+    snapshot = deepFreeze({
+      id: partner.id,
+      name: partner.name,
+      shortDescription: partner.shortDescription,
+      images: structuredClone(partner.images),
+    })
     partnerSnapshots.set(partner, snapshot)
   }
   return snapshot
@@ -194,7 +213,18 @@ const projectKeys = new WeakMap<CreditProject, string>()
 function projectKey(p: CreditProject): string {
   let key = projectKeys.get(p)
   if (key === undefined) {
-    key = JSON.stringify([p.id, p.impactPartnerId, p.name, p.shortDescription, p.type, p.location.countryCode, p.location.state, p.price, p.priceCurrency, p.weight])
+    key = JSON.stringify([
+      p.id,
+      p.impactPartnerId,
+      p.name,
+      p.shortDescription,
+      p.type,
+      p.location.countryCode,
+      p.location.state,
+      p.price,
+      p.priceCurrency,
+      p.weight,
+    ])
     projectKeys.set(p, key)
   }
   return key
@@ -222,18 +252,20 @@ function pricePortfolio(selected: readonly CreditProject[], currencyCode: string
     priced.reduce((acc, { weight, price }) => acc.plus(weight.times(price)), new Decimal(0)).div(weightSum),
     digits,
   )
-  const projects: QuotedProject[] = priced.map(({ project, weight, price }) => Object.freeze({
-    id: project.id,
-    impactPartnerId: project.impactPartnerId,
-    name: project.name,
-    shortDescription: project.shortDescription,
-    type: project.type,
-    location: Object.freeze({ countryCode: project.location.countryCode, state: project.location.state }),
-    unitPrice: formatDecimal(roundHalfUp(price, digits), digits),
-    catalogue: Object.freeze({ price: project.price, currencyCode: project.priceCurrency }),
-    weight: projectWeight(project),
-    weightShare: weight.div(weightSum).toDecimalPlaces(10, Decimal.ROUND_HALF_UP).toString(),
-  }))
+  const projects: QuotedProject[] = priced.map(({ project, weight, price }) =>
+    Object.freeze({
+      id: project.id,
+      impactPartnerId: project.impactPartnerId,
+      name: project.name,
+      shortDescription: project.shortDescription,
+      type: project.type,
+      location: Object.freeze({ countryCode: project.location.countryCode, state: project.location.state }),
+      unitPrice: formatDecimal(roundHalfUp(price, digits), digits),
+      catalogue: Object.freeze({ price: project.price, currencyCode: project.priceCurrency }),
+      weight: projectWeight(project),
+      weightShare: weight.div(weightSum).toDecimalPlaces(10, Decimal.ROUND_HALF_UP).toString(),
+    }),
+  )
   const portfolio = Object.freeze({ unitPrice, projects: Object.freeze(projects) })
   if (portfolioCache.size >= 1_000) portfolioCache.clear()
   portfolioCache.set(key, portfolio)
@@ -321,9 +353,10 @@ export function priceQuote(input: QuoteInput, reference: ReferenceData): LockedQ
   const partnersById = new Map(reference.partners.map((partner) => [partner.id, partner]))
   const referenced = new Map<string, ImpactPartner>()
 
-  const credits = estimate.footprint.kind === 'carbon'
-    ? priceCredits(input, reference, estimate.footprint.co2eGrams, taxRates.credits, digits)
-    : undefined
+  const credits =
+    estimate.footprint.kind === 'carbon'
+      ? priceCredits(input, reference, estimate.footprint.co2eGrams, taxRates.credits, digits)
+      : undefined
   for (const id of credits?.impactPartnerIds ?? []) {
     const partner = partnersById.get(id)
     if (partner !== undefined) referenced.set(id, partner)
@@ -362,9 +395,17 @@ export function displayRatesOf(rates: SectionTaxRates, decimals = 10): Effective
   const key = `${rateKey(rates)}|${decimals}`
   let shown = displayRatesCache.get(key)
   if (shown === undefined) {
-    const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = splitByWeights(10n ** BigInt(decimals), splitWeightsOf(rates))
+    const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = splitByWeights(
+      10n ** BigInt(decimals),
+      splitWeightsOf(rates),
+    )
     const text = (units: bigint): string => formatRate(formatMinorUnits(units, decimals))
-    shown = Object.freeze({ impact: text(impact), impactTax: text(impactTax), serviceFee: text(serviceFee), serviceFeeTax: text(serviceFeeTax) })
+    shown = Object.freeze({
+      impact: text(impact),
+      impactTax: text(impactTax),
+      serviceFee: text(serviceFee),
+      serviceFeeTax: text(serviceFeeTax),
+    })
     if (displayRatesCache.size >= 1_000) displayRatesCache.clear()
     displayRatesCache.set(key, shown)
   }

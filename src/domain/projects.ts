@@ -53,9 +53,10 @@ export function selectCreditProjects(
     const country = toAlpha2(consumer.countryCode)
     const state = normaliseSubdivision(consumer.countryCode, consumer.state)
     const inCountry = country === undefined ? [] : candidates.filter((project) => projectCountry(project) === country)
-    const inState = state === null
-      ? []
-      : inCountry.filter((project) => normaliseSubdivision(consumer.countryCode, project.location.state ?? undefined) === state)
+    const inState =
+      state === null
+        ? []
+        : inCountry.filter((project) => normaliseSubdivision(consumer.countryCode, project.location.state ?? undefined) === state)
     if (inState.length > 0) {
       eligible = inState
       accuracy = 'state'

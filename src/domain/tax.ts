@@ -181,12 +181,7 @@ function ruleRate(ruleSet: TaxRuleSet, line: TaxLine, jurisdiction: TaxJurisdict
 }
 
 /** Rate of one line on `date`: a line override for the state, then the country, else the rule table. */
-export function taxRateFor(
-  line: TaxLine,
-  jurisdiction: TaxJurisdiction,
-  date: string,
-  ruleSet: TaxRuleSet = TAX_RULE_SET,
-): Decimal {
+export function taxRateFor(line: TaxLine, jurisdiction: TaxJurisdiction, date: string, ruleSet: TaxRuleSet = TAX_RULE_SET): Decimal {
   assertIsoDate(date)
   return findOverride(ruleSet, line, jurisdiction.country, jurisdiction.state, date) ?? ruleRate(ruleSet, line, jurisdiction, date)
 }
@@ -242,7 +237,11 @@ export function taxRatesFor(
     const serviceFeeTax = formatRate(taxRateFor('serviceFee', jurisdiction, date, ruleSet))
     rates = Object.freeze({
       credits: Object.freeze({ impactTax: formatRate(taxRateFor('creditImpact', jurisdiction, date, ruleSet)), serviceFee, serviceFeeTax }),
-      contribution: Object.freeze({ impactTax: formatRate(taxRateFor('contributionImpact', jurisdiction, date, ruleSet)), serviceFee, serviceFeeTax }),
+      contribution: Object.freeze({
+        impactTax: formatRate(taxRateFor('contributionImpact', jurisdiction, date, ruleSet)),
+        serviceFee,
+        serviceFeeTax,
+      }),
     })
     if (byKey.size >= 10_000) byKey.clear()
     byKey.set(key, rates)

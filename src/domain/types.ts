@@ -198,7 +198,13 @@ export interface LockedQuote {
       readonly priceYear: number
     }
     /** Amount converted into the factor's base currency. */
-    readonly fx: { readonly from: string; readonly to: string; readonly rate: DecimalString; readonly date: string; readonly source: string }
+    readonly fx: {
+      readonly from: string
+      readonly to: string
+      readonly rate: DecimalString
+      readonly date: string
+      readonly source: string
+    }
     /** Price-year adjustment applied to the spend (1 when none). */
     readonly deflator: DecimalString
     readonly tax: { readonly ruleSetVersion: string; readonly effectiveDate: string; readonly jurisdiction: TaxJurisdiction }

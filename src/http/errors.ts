@@ -35,12 +35,15 @@ export const STATUS_BY_CODE = {
   NO_CONTRIBUTION_PARTNERS: 422,
 } as const satisfies Record<ErrorCode, number>
 
-export const ErrorBodySchema = Type.Object({
-  error: Type.String({ description: 'Lowercase human-readable sentence' }),
-  code: Type.String({ description: 'Stable UPPER_SNAKE code' }),
-  details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
-  requestId: Type.String(),
-}, { $id: 'Error', title: 'Error' })
+export const ErrorBodySchema = Type.Object(
+  {
+    error: Type.String({ description: 'Lowercase human-readable sentence' }),
+    code: Type.String({ description: 'Stable UPPER_SNAKE code' }),
+    details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+    requestId: Type.String(),
+  },
+  { $id: 'Error', title: 'Error' },
+)
 
 export interface ErrorBody {
   error: string
@@ -80,8 +83,7 @@ export function validationError(errors: readonly AjvError[], context: string | u
 /** Turns anything thrown into [status, body]. Unknown errors become a 500 that reveals nothing. */
 export function toErrorResponse(error: unknown, requestId: string): { status: number; body: ErrorBody; internal: boolean } {
   if (error instanceof AppError || error instanceof DomainError) {
-    const details = error instanceof AppError ? error.details
-      : error.path ? [{ path: error.path, message: error.message }] : []
+    const details = error instanceof AppError ? error.details : error.path ? [{ path: error.path, message: error.message }] : []
     return {
       status: STATUS_BY_CODE[error.code],
       body: { error: error.message, code: error.code, ...(details.length ? { details } : {}), requestId },
@@ -133,11 +135,24 @@ function mapFastifyError(error: Partial<FastifyError>): AppError | undefined {
 
 /** Connection-level failures (socket errors and Postgres' SQLSTATE classes 08, 53300, 57P0x): retryable, not a bug. */
 const DATABASE_UNAVAILABLE = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '08000', '08001', '08003', '08004', '08006', '53300', '57P01', '57P02', '57P03',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '53300',
+  '57P01',
+  '57P02',
+  '57P03',
 ])
 
 const isPoolTimeout = (error: Partial<FastifyError>): boolean =>
-  typeof error.message === 'string' && /timeout exceeded when trying to connect|Connection terminated due to connection timeout/.test(error.message)
+  typeof error.message === 'string' &&
+  /timeout exceeded when trying to connect|Connection terminated due to connection timeout/.test(error.message)
 
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
@@ -148,7 +163,11 @@ export function installErrorHandlers(app: FastifyInstance): void {
     return reply.code(status).type('application/json; charset=utf-8').send(body)
   })
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
-    const body: ErrorBody = { error: `route ${request.method} ${request.originalUrl.split('?')[0]} not found`, code: 'NOT_FOUND', requestId: request.id }
+    const body: ErrorBody = {
+      error: `route ${request.method} ${request.originalUrl.split('?')[0]} not found`,
+      code: 'NOT_FOUND',
+      requestId: request.id,
+    }
     return reply.code(404).send(body)
   })
 }

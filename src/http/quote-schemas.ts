@@ -9,80 +9,139 @@ export const FLORIST_EXAMPLE = {
   locale: 'en-GB',
   consumer: { reference: 'consumer_123', countryCode: 'GBR', postalCode: 'SW1A 1AA', city: 'London' },
   merchant: {
-    name: 'Blossom & Bloom', mcc: '5992',
+    name: 'Blossom & Bloom',
+    mcc: '5992',
     address: { line1: '45 Rosewood Avenue', city: 'London', postalCode: 'SW1A 1AA', countryCode: 'GBR' },
   },
   transaction: { amount: 47.97, currencyCode: 'GBP' },
-  orderItems: [{ itemReference: 'line_1', sku: 'POT_MEDIUM', description: 'Flower pot', category: 'pots', quantity: 3, unitPrice: { value: 15.99, currencyCode: 'GBP' } }],
+  orderItems: [
+    {
+      itemReference: 'line_1',
+      sku: 'POT_MEDIUM',
+      description: 'Flower pot',
+      category: 'pots',
+      quantity: 3,
+      unitPrice: { value: 15.99, currencyCode: 'GBP' },
+    },
+  ],
 }
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
-export const ConsumerSchema = Type.Object({
-  reference: text(200, 'Your identifier for the consumer'),
-  countryCode: CountryCodeSchema,
-  postalCode: optionalText(20),
-  city: optionalText(100),
-  state: optionalText(100),
-}, { additionalProperties: false, description: 'Used for tax calculation' })
-
-export const MerchantSchema = Type.Object({
-  name: text(200),
-  mcc: MccSchema,
-  address: Type.Object({
-    line1: optionalText(200),
-    line2: optionalText(200),
-    line3: optionalText(200),
-    city: optionalText(100),
-    postalCode: optionalText(20),
-    state: optionalText(100),
+export const ConsumerSchema = Type.Object(
+  {
+    reference: text(200, 'Your identifier for the consumer'),
     countryCode: CountryCodeSchema,
-  }, { additionalProperties: false, description: 'Only countryCode is required; it selects the emission factor.' }),
-}, { additionalProperties: false, description: 'Required when the organisation has no MCC set at organisation level' })
+    postalCode: optionalText(20),
+    city: optionalText(100),
+    state: optionalText(100),
+  },
+  { additionalProperties: false, description: 'Used for tax calculation' },
+)
 
-export const transactionSchema = (config: Config) => Type.Object({
-  amount: Type.Number({ exclusiveMinimum: 0, maximum: config.AMOUNT_MAX, description: 'At most the currency\'s minor-unit decimals' }),
-  currencyCode: CurrencyCodeSchema,
-}, { additionalProperties: false })
+export const MerchantSchema = Type.Object(
+  {
+    name: text(200),
+    mcc: MccSchema,
+    address: Type.Object(
+      {
+        line1: optionalText(200),
+        line2: optionalText(200),
+        line3: optionalText(200),
+        city: optionalText(100),
+        postalCode: optionalText(20),
+        state: optionalText(100),
+        countryCode: CountryCodeSchema,
+      },
+      { additionalProperties: false, description: 'Only countryCode is required; it selects the emission factor.' },
+    ),
+  },
+  { additionalProperties: false, description: 'Required when the organisation has no MCC set at organisation level' },
+)
 
-export const orderItemsSchema = (config: Config) => Type.Array(Type.Object({
-  itemReference: optionalText(200),
-  sku: optionalText(200),
-  description: optionalText(500),
-  category: optionalText(200),
-  quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-  unitPrice: Type.Optional(Type.Object({
-    value: Type.Number({ minimum: 0, maximum: config.AMOUNT_MAX }),
-    currencyCode: CurrencyCodeSchema,
-  }, { additionalProperties: false })),
-}, { additionalProperties: false }), { maxItems: 500, description: 'Not used in the footprint; stored for analytics and reporting' })
+export const transactionSchema = (config: Config) =>
+  Type.Object(
+    {
+      amount: Type.Number({ exclusiveMinimum: 0, maximum: config.AMOUNT_MAX, description: "At most the currency's minor-unit decimals" }),
+      currencyCode: CurrencyCodeSchema,
+    },
+    { additionalProperties: false },
+  )
 
-const ResponseOptionsSchema = Type.Object({
-  includeImpactPartnerDetails: Type.Optional(Type.Boolean()),
-  includeImpactPartnerRates: Type.Optional(Type.Boolean()),
-}, { additionalProperties: false })
+export const orderItemsSchema = (config: Config) =>
+  Type.Array(
+    Type.Object(
+      {
+        itemReference: optionalText(200),
+        sku: optionalText(200),
+        description: optionalText(500),
+        category: optionalText(200),
+        quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+        unitPrice: Type.Optional(
+          Type.Object(
+            {
+              value: Type.Number({ minimum: 0, maximum: config.AMOUNT_MAX }),
+              currencyCode: CurrencyCodeSchema,
+            },
+            { additionalProperties: false },
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    { maxItems: 500, description: 'Not used in the footprint; stored for analytics and reporting' },
+  )
 
-export const quoteBodySchema = (config: Config) => Type.Object({
-  organisationId: UuidSchema,
-  locale: Type.String({ minLength: 1, maxLength: 35, description: 'BCP 47 tag; unsupported locales fall back to en-GB' }),
-  consumer: ConsumerSchema,
-  merchant: Type.Optional(nullable(MerchantSchema)),
-  transaction: transactionSchema(config),
-  orderItems: Type.Optional(nullable(orderItemsSchema(config))),
-  projectFilters: Type.Optional(nullable(Type.Object({
-    credits: Type.Optional(nullable(Type.Object({
-      matchConsumerLocation: Type.Optional(Type.Boolean()),
-    }, { additionalProperties: false }))),
-  }, { additionalProperties: false }))),
-  responseOptions: Type.Optional(nullable(ResponseOptionsSchema)),
-}, { additionalProperties: false })
+const ResponseOptionsSchema = Type.Object(
+  {
+    includeImpactPartnerDetails: Type.Optional(Type.Boolean()),
+    includeImpactPartnerRates: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+)
 
-const RatesSchema = Type.Object({
-  impact: Type.Number(),
-  impactTax: Type.Number(),
-  serviceFee: Type.Number(),
-  serviceFeeTax: Type.Number(),
-}, { description: 'Proportions (10 decimals) that sum to 1' })
+export const quoteBodySchema = (config: Config) =>
+  Type.Object(
+    {
+      organisationId: UuidSchema,
+      locale: Type.String({ minLength: 1, maxLength: 35, description: 'BCP 47 tag; unsupported locales fall back to en-GB' }),
+      consumer: ConsumerSchema,
+      merchant: Type.Optional(nullable(MerchantSchema)),
+      transaction: transactionSchema(config),
+      orderItems: Type.Optional(nullable(orderItemsSchema(config))),
+      projectFilters: Type.Optional(
+        nullable(
+          Type.Object(
+            {
+              credits: Type.Optional(
+                nullable(
+                  Type.Object(
+                    {
+                      matchConsumerLocation: Type.Optional(Type.Boolean()),
+                    },
+                    { additionalProperties: false },
+                  ),
+                ),
+              ),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+      ),
+      responseOptions: Type.Optional(nullable(ResponseOptionsSchema)),
+    },
+    { additionalProperties: false },
+  )
+
+const RatesSchema = Type.Object(
+  {
+    impact: Type.Number(),
+    impactTax: Type.Number(),
+    serviceFee: Type.Number(),
+    serviceFeeTax: Type.Number(),
+  },
+  { description: 'Proportions (10 decimals) that sum to 1' },
+)
 
 const ImageSchema = Type.Object({ path: Type.String(), type: Type.String(), width: Type.Integer(), height: Type.Integer() })
 
@@ -138,28 +197,37 @@ const quoteHeader = {
   createdAt: Type.String({ format: 'date-time' }),
 }
 
-export const CarbonQuoteSchema = Type.Object({
-  ...quoteHeader,
-  footprint: CarbonFootprintSchema,
-  credits: CreditsSectionSchema,
-  contribution: ContributionSectionSchema,
-  partnerRates: Type.Optional(Type.Object({ credits: PartnerRatesSchema, contribution: PartnerRatesSchema })),
-}, { title: 'CarbonQuote' })
+export const CarbonQuoteSchema = Type.Object(
+  {
+    ...quoteHeader,
+    footprint: CarbonFootprintSchema,
+    credits: CreditsSectionSchema,
+    contribution: ContributionSectionSchema,
+    partnerRates: Type.Optional(Type.Object({ credits: PartnerRatesSchema, contribution: PartnerRatesSchema })),
+  },
+  { title: 'CarbonQuote' },
+)
 
-export const NatureQuoteSchema = Type.Object({
-  ...quoteHeader,
-  footprint: NatureFootprintSchema,
-  contribution: ContributionSectionSchema,
-  partnerRates: Type.Optional(Type.Object({ credits: PartnerRatesSchema, contribution: PartnerRatesSchema })),
-}, { title: 'NatureQuote' })
+export const NatureQuoteSchema = Type.Object(
+  {
+    ...quoteHeader,
+    footprint: NatureFootprintSchema,
+    contribution: ContributionSectionSchema,
+    partnerRates: Type.Optional(Type.Object({ credits: PartnerRatesSchema, contribution: PartnerRatesSchema })),
+  },
+  { title: 'NatureQuote' },
+)
 
-export const QuoteProjectSchema = Type.Object({
-  id: UuidSchema,
-  impactPartnerId: UuidSchema,
-  name: Type.String(),
-  shortDescription: Type.String(),
-  type: Type.String(),
-  location: Type.Object({ countryCode: Type.Union([Type.String(), Type.Null()]), state: Type.Union([Type.String(), Type.Null()]) }),
-  unit: Type.Object({ description: Type.String(), price: Type.Number(), currencyCode: Type.String() }),
-  weight: Type.Number({ description: 'Share of every credits allocation locked in the quote (weights sum to 1)' }),
-}, { title: 'QuoteProject' })
+export const QuoteProjectSchema = Type.Object(
+  {
+    id: UuidSchema,
+    impactPartnerId: UuidSchema,
+    name: Type.String(),
+    shortDescription: Type.String(),
+    type: Type.String(),
+    location: Type.Object({ countryCode: Type.Union([Type.String(), Type.Null()]), state: Type.Union([Type.String(), Type.Null()]) }),
+    unit: Type.Object({ description: Type.String(), price: Type.Number(), currencyCode: Type.String() }),
+    weight: Type.Number({ description: 'Share of every credits allocation locked in the quote (weights sum to 1)' }),
+  },
+  { title: 'QuoteProject' },
+)

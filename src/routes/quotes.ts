@@ -34,54 +34,72 @@ const quoteRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }
   const body = { ...quoteBodySchema(ctx.config), examples: [EXAMPLE] }
   const errors = errorResponses(400, 401, 403, 404, 413, 415, 422)
 
-  app.post('/quotes/carbon', {
-    schema: {
-      ...common,
-      summary: 'Create a carbon quote',
-      description: 'Estimates the purchase\'s footprint and locks the carbon-credit price, service fee and sales tax. ' +
-        '`merchant` may be omitted only when the organisation has an MCC. Unsupported locales fall back to en-GB.',
-      body,
-      response: { 201: CarbonQuoteSchema, ...errors },
+  app.post(
+    '/quotes/carbon',
+    {
+      schema: {
+        ...common,
+        summary: 'Create a carbon quote',
+        description:
+          "Estimates the purchase's footprint and locks the carbon-credit price, service fee and sales tax. " +
+          '`merchant` may be omitted only when the organisation has an MCC. Unsupported locales fall back to en-GB.',
+        body,
+        response: { 201: CarbonQuoteSchema, ...errors },
+      },
     },
-  }, async (request, reply) => {
-    const quote = await createQuote(ctx, principalOf(request), toQuoteRequest(request.body, 'quote'), 'carbon')
-    return reply.code(201).send(presentCarbonQuote(quote))
-  })
+    async (request, reply) => {
+      const quote = await createQuote(ctx, principalOf(request), toQuoteRequest(request.body, 'quote'), 'carbon')
+      return reply.code(201).send(presentCarbonQuote(quote))
+    },
+  )
 
-  app.post('/quotes/nature', {
-    schema: {
-      ...common,
-      summary: 'Create a nature quote',
-      description: 'Estimates the area of intact nature lost (MSA, m² and ft²; an estimate) and locks the contribution rates. No credits section.',
-      body,
-      response: { 201: NatureQuoteSchema, ...errors },
+  app.post(
+    '/quotes/nature',
+    {
+      schema: {
+        ...common,
+        summary: 'Create a nature quote',
+        description:
+          'Estimates the area of intact nature lost (MSA, m² and ft²; an estimate) and locks the contribution rates. No credits section.',
+        body,
+        response: { 201: NatureQuoteSchema, ...errors },
+      },
     },
-  }, async (request, reply) => {
-    const quote = await createQuote(ctx, principalOf(request), toQuoteRequest(request.body, 'quote'), 'nature')
-    return reply.code(201).send(presentNatureQuote(quote))
-  })
+    async (request, reply) => {
+      const quote = await createQuote(ctx, principalOf(request), toQuoteRequest(request.body, 'quote'), 'nature')
+      return reply.code(201).send(presentNatureQuote(quote))
+    },
+  )
 
-  app.get('/quotes/:id', {
-    schema: {
-      ...common,
-      summary: 'Get a quote, exactly as it was created',
-      params: IdParamsSchema,
-      response: { 200: Type.Union([CarbonQuoteSchema, NatureQuoteSchema]), ...errorResponses(400, 401, 404) },
+  app.get(
+    '/quotes/:id',
+    {
+      schema: {
+        ...common,
+        summary: 'Get a quote, exactly as it was created',
+        params: IdParamsSchema,
+        response: { 200: Type.Union([CarbonQuoteSchema, NatureQuoteSchema]), ...errorResponses(400, 401, 404) },
+      },
     },
-  }, async (request) => presentQuote(await getQuote(ctx, principalOf(request), request.params.id)))
+    async (request) => presentQuote(await getQuote(ctx, principalOf(request), request.params.id)),
+  )
 
-  app.get('/quotes/:id/projects', {
-    schema: {
-      ...common,
-      summary: 'List the projects priced in a quote',
-      description: 'The credit projects the quote priced, with the weights that split every credits allocation. Empty for nature quotes.',
-      params: IdParamsSchema,
-      response: { 200: Type.Array(QuoteProjectSchema), ...errorResponses(400, 401, 404) },
+  app.get(
+    '/quotes/:id/projects',
+    {
+      schema: {
+        ...common,
+        summary: 'List the projects priced in a quote',
+        description: 'The credit projects the quote priced, with the weights that split every credits allocation. Empty for nature quotes.',
+        params: IdParamsSchema,
+        response: { 200: Type.Array(QuoteProjectSchema), ...errorResponses(400, 401, 404) },
+      },
     },
-  }, async (request) => {
-    const quote = await getQuote(ctx, principalOf(request), request.params.id)
-    return presentQuoteProjects(quote.currencyCode, quoteProjects(quote))
-  })
+    async (request) => {
+      const quote = await getQuote(ctx, principalOf(request), request.params.id)
+      return presentQuoteProjects(quote.currencyCode, quoteProjects(quote))
+    },
+  )
 }
 
 export default quoteRoutes

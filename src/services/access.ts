@@ -17,7 +17,11 @@ export class AccessResolver {
   private readonly keys: TtlCache<Principal | null>
   private readonly subtrees: TtlCache<ReadonlySet<string>>
 
-  constructor(private readonly db: Kysely<Database>, ttlMs: number, now: () => number = Date.now) {
+  constructor(
+    private readonly db: Kysely<Database>,
+    ttlMs: number,
+    now: () => number = Date.now,
+  ) {
     this.keys = new TtlCache(ttlMs, 10_000, now)
     this.subtrees = new TtlCache(ttlMs, 10_000, now)
   }
@@ -47,7 +51,9 @@ export class AccessResolver {
   /** For an organisationId named in a request body: outside the caller's tree → 403. */
   async assertCanActOn(principal: Principal, organisationId: string, path = '/organisationId'): Promise<void> {
     if (!(await this.canSee(principal, organisationId))) {
-      throw new AppError('FORBIDDEN', 'api key may not act on this organisation', [{ path, message: 'is outside the api key\'s organisation tree' }])
+      throw new AppError('FORBIDDEN', 'api key may not act on this organisation', [
+        { path, message: "is outside the api key's organisation tree" },
+      ])
     }
   }
 

@@ -5,7 +5,11 @@ import { createHash, randomUUID } from 'node:crypto'
 import type { AppContext } from '../context.js'
 import type { StoredAllocationEntry } from '../db/database.js'
 import {
-  findAllocationById, insertAllocationWithReceipt, insertReversal, type AllocationRecord, type NewAllocation,
+  findAllocationById,
+  insertAllocationWithReceipt,
+  insertReversal,
+  type AllocationRecord,
+  type NewAllocation,
 } from '../db/repositories/allocations.js'
 import { reverseAllocation, splitAllocation } from '../domain/allocation.js'
 import { formatDecimal, formatRate, minorUnitsOf, parseDecimal } from '../domain/money.js'
@@ -48,14 +52,18 @@ const ROUTE = 'POST /funds/allocations'
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
   if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`
   }
   return JSON.stringify(value)
 }
 
 export const requestHashOf = (input: AllocationInput): Buffer =>
-  createHash('sha256').update(`${ROUTE}\n${canonicalJson(input)}`).digest()
+  createHash('sha256')
+    .update(`${ROUTE}\n${canonicalJson(input)}`)
+    .digest()
 
 const isLockTimeout = (error: unknown): boolean => (error as { code?: string } | null)?.code === '55P03'
 
@@ -94,8 +102,20 @@ async function quoteForAllocation(ctx: AppContext, principal: Principal, input: 
 
 function entriesOf(split: AllocationSplit): StoredAllocationEntry[] {
   return [
-    ...split.credits.map((e) => ({ kind: 'credit' as const, projectId: e.projectId, impactPartnerId: e.impactPartnerId, ...amountsOf(e), quantityTonnes: e.quantityTonnes })),
-    ...split.contributions.map((e) => ({ kind: 'contribution' as const, projectId: null, impactPartnerId: e.impactPartnerId, ...amountsOf(e), quantityTonnes: null })),
+    ...split.credits.map((e) => ({
+      kind: 'credit' as const,
+      projectId: e.projectId,
+      impactPartnerId: e.impactPartnerId,
+      ...amountsOf(e),
+      quantityTonnes: e.quantityTonnes,
+    })),
+    ...split.contributions.map((e) => ({
+      kind: 'contribution' as const,
+      projectId: null,
+      impactPartnerId: e.impactPartnerId,
+      ...amountsOf(e),
+      quantityTonnes: null,
+    })),
   ]
 }
 
@@ -163,7 +183,10 @@ export async function allocateFunds(
         organisationName: settings.tradingName,
         currencyCode: quote.currencyCode,
         totalPaid: contributionAmount,
-        contributions: split.contributions.map((e) => ({ impactPartnerName: names.get(e.impactPartnerId) ?? e.impactPartnerId, impactAmount: e.impactAmount })),
+        contributions: split.contributions.map((e) => ({
+          impactPartnerName: names.get(e.impactPartnerId) ?? e.impactPartnerId,
+          impactAmount: e.impactAmount,
+        })),
         allocatedAt: createdAt.toISOString(),
       },
     }
@@ -189,7 +212,9 @@ export async function allocateFunds(
     let inserted: boolean
     try {
       // Allocations without a receipt share one multi-row INSERT with their concurrent neighbours.
-      inserted = allocation.receipt ? await insertAllocationWithReceipt(ctx.database.db, allocation) : await ctx.allocationWriter.submit(allocation)
+      inserted = allocation.receipt
+        ? await insertAllocationWithReceipt(ctx.database.db, allocation)
+        : await ctx.allocationWriter.submit(allocation)
     } catch (error) {
       if (isLockTimeout(error)) throw inUse()
       throw error
@@ -231,10 +256,17 @@ function splitOf(record: AllocationRecord): AllocationSplit {
   })
   return {
     currencyCode: record.currencyCode,
-    credits: record.entries.filter((e) => e.kind === 'credit').map((e) => ({
-      projectId: e.projectId ?? '', impactPartnerId: e.impactPartnerId, ...common(e), quantityTonnes: formatDecimal(parseDecimal(e.quantityTonnes ?? '0'), 6),
-    })),
-    contributions: record.entries.filter((e) => e.kind === 'contribution').map((e) => ({ impactPartnerId: e.impactPartnerId, ...common(e) })),
+    credits: record.entries
+      .filter((e) => e.kind === 'credit')
+      .map((e) => ({
+        projectId: e.projectId ?? '',
+        impactPartnerId: e.impactPartnerId,
+        ...common(e),
+        quantityTonnes: formatDecimal(parseDecimal(e.quantityTonnes ?? '0'), 6),
+      })),
+    contributions: record.entries
+      .filter((e) => e.kind === 'contribution')
+      .map((e) => ({ impactPartnerId: e.impactPartnerId, ...common(e) })),
   }
 }
 
@@ -257,7 +289,11 @@ export async function reverseFundsAllocation(
     reversalId,
   })
   const recorded = await insertReversal(ctx.database.db, {
-    id: reversalId, allocationId: record.id, organisationId: record.organisationId, response, createdAt: ctx.clock(),
+    id: reversalId,
+    allocationId: record.id,
+    organisationId: record.organisationId,
+    response,
+    createdAt: ctx.clock(),
   })
   if (!recorded) throw new AppError('ALREADY_REVERSED', 'funds allocation is already reversed')
   return response

@@ -55,14 +55,16 @@ export class Batcher<Row, Result = void> {
         batch[0]?.reject(error)
         return
       }
-      await Promise.all(batch.map(async (item) => {
-        try {
-          const [result] = await this.writeRows([item.row])
-          item.resolve(result as Result)
-        } catch (single) {
-          item.reject(single)
-        }
-      }))
+      await Promise.all(
+        batch.map(async (item) => {
+          try {
+            const [result] = await this.writeRows([item.row])
+            item.resolve(result as Result)
+          } catch (single) {
+            item.reject(single)
+          }
+        }),
+      )
     }
   }
 }

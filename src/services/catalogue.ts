@@ -6,7 +6,11 @@ import { parse as parseCsv } from 'csv-parse/sync'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import {
-  findImpactPartners, replaceOrganisationPartners, upsertEmissionFactors, upsertImpactPartners, upsertProjects,
+  findImpactPartners,
+  replaceOrganisationPartners,
+  upsertEmissionFactors,
+  upsertImpactPartners,
+  upsertProjects,
 } from '../db/repositories/catalogue.js'
 import { findOrganisationById } from '../db/repositories/organisations.js'
 import { isKnownCountry } from '../domain/countries.js'
@@ -16,58 +20,89 @@ import type { EmissionFactor } from '../domain/types.js'
 
 const Uuid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' })
 const DecimalText = Type.String({ pattern: '^(0|[1-9][0-9]{0,11})(\\.[0-9]{1,10})?$' })
-const Image = Type.Object({
-  path: Type.String({ minLength: 1, maxLength: 500 }),
-  type: Type.String({ minLength: 1, maxLength: 50 }),
-  width: Type.Integer({ minimum: 1 }),
-  height: Type.Integer({ minimum: 1 }),
-}, { additionalProperties: false })
-
-export const CatalogueFileSchema = Type.Object({
-  $comment: Type.Optional(Type.String()),
-  impactPartners: Type.Array(Type.Object({
-    id: Uuid,
-    kind: Type.Union([Type.Literal('credits'), Type.Literal('contribution')]),
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    shortDescription: Type.String({ maxLength: 1000 }),
-    longDescription: Type.Optional(Type.Union([Type.String({ maxLength: 10000 }), Type.Null()])),
-    website: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
-    images: Type.Object({
-      logos: Type.Optional(Type.Array(Image)),
-      thumbnails: Type.Optional(Type.Array(Image)),
-      backgrounds: Type.Optional(Type.Array(Image)),
-    }, { additionalProperties: false }),
-    priority: Type.Integer(),
-    active: Type.Boolean(),
-  }, { additionalProperties: false })),
-  projects: Type.Array(Type.Object({
-    id: Uuid,
-    impactPartnerId: Uuid,
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    shortDescription: Type.String({ maxLength: 1000 }),
-    longDescription: Type.Optional(Type.Union([Type.String({ maxLength: 10000 }), Type.Null()])),
+const Image = Type.Object(
+  {
+    path: Type.String({ minLength: 1, maxLength: 500 }),
     type: Type.String({ minLength: 1, maxLength: 50 }),
-    location: Type.Object({
-      countryCode: Type.Union([Type.String({ pattern: '^[A-Z]{3}$' }), Type.Null()]),
-      state: Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()]),
-    }, { additionalProperties: false }),
-    price: DecimalText,
-    priceCurrency: Type.String({ pattern: '^[A-Z]{3}$' }),
-    priority: Type.Integer(),
-    weight: Type.Union([DecimalText, Type.Null()]),
-    active: Type.Boolean(),
-  }, { additionalProperties: false })),
-  organisationPartners: Type.Optional(Type.Array(Type.Object({
-    organisationId: Uuid,
-    impactPartnerIds: Type.Array(Uuid),
-  }, { additionalProperties: false }))),
-}, { additionalProperties: false })
+    width: Type.Integer({ minimum: 1 }),
+    height: Type.Integer({ minimum: 1 }),
+  },
+  { additionalProperties: false },
+)
+
+export const CatalogueFileSchema = Type.Object(
+  {
+    $comment: Type.Optional(Type.String()),
+    impactPartners: Type.Array(
+      Type.Object(
+        {
+          id: Uuid,
+          kind: Type.Union([Type.Literal('credits'), Type.Literal('contribution')]),
+          name: Type.String({ minLength: 1, maxLength: 200 }),
+          shortDescription: Type.String({ maxLength: 1000 }),
+          longDescription: Type.Optional(Type.Union([Type.String({ maxLength: 10000 }), Type.Null()])),
+          website: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+          images: Type.Object(
+            {
+              logos: Type.Optional(Type.Array(Image)),
+              thumbnails: Type.Optional(Type.Array(Image)),
+              backgrounds: Type.Optional(Type.Array(Image)),
+            },
+            { additionalProperties: false },
+          ),
+          priority: Type.Integer(),
+          active: Type.Boolean(),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    projects: Type.Array(
+      Type.Object(
+        {
+          id: Uuid,
+          impactPartnerId: Uuid,
+          name: Type.String({ minLength: 1, maxLength: 200 }),
+          shortDescription: Type.String({ maxLength: 1000 }),
+          longDescription: Type.Optional(Type.Union([Type.String({ maxLength: 10000 }), Type.Null()])),
+          type: Type.String({ minLength: 1, maxLength: 50 }),
+          location: Type.Object(
+            {
+              countryCode: Type.Union([Type.String({ pattern: '^[A-Z]{3}$' }), Type.Null()]),
+              state: Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()]),
+            },
+            { additionalProperties: false },
+          ),
+          price: DecimalText,
+          priceCurrency: Type.String({ pattern: '^[A-Z]{3}$' }),
+          priority: Type.Integer(),
+          weight: Type.Union([DecimalText, Type.Null()]),
+          active: Type.Boolean(),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    organisationPartners: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            organisationId: Uuid,
+            impactPartnerIds: Type.Array(Uuid),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
+  },
+  { additionalProperties: false },
+)
 
 export type CatalogueFile = Static<typeof CatalogueFileSchema>
 
 export class ImportError extends Error {
   constructor(readonly problems: string[]) {
-    super(`the file is invalid:\n  - ${problems.slice(0, 50).join('\n  - ')}${problems.length > 50 ? `\n  - … ${problems.length - 50} more` : ''}`)
+    super(
+      `the file is invalid:\n  - ${problems.slice(0, 50).join('\n  - ')}${problems.length > 50 ? `\n  - … ${problems.length - 50} more` : ''}`,
+    )
     this.name = 'ImportError'
   }
 }
@@ -77,12 +112,26 @@ export function demoCatalogue(): CatalogueFile {
   return {
     $comment: 'ILLUSTRATIVE DEMO CATALOGUE: fictional partners, type-exemplar projects, indicative prices. Not live offerings.',
     impactPartners: DEMO_IMPACT_PARTNERS.map((p) => ({
-      id: p.id, kind: p.kind, name: p.name, shortDescription: p.shortDescription,
-      images: structuredClone(p.images) as CatalogueFile['impactPartners'][number]['images'], priority: p.priority, active: p.active,
+      id: p.id,
+      kind: p.kind,
+      name: p.name,
+      shortDescription: p.shortDescription,
+      images: structuredClone(p.images) as CatalogueFile['impactPartners'][number]['images'],
+      priority: p.priority,
+      active: p.active,
     })),
     projects: DEMO_CREDIT_PROJECTS.map((p) => ({
-      id: p.id, impactPartnerId: p.impactPartnerId, name: p.name, shortDescription: p.shortDescription, type: p.type,
-      location: { ...p.location }, price: p.price, priceCurrency: p.priceCurrency, priority: p.priority, weight: p.weight, active: p.active,
+      id: p.id,
+      impactPartnerId: p.impactPartnerId,
+      name: p.name,
+      shortDescription: p.shortDescription,
+      type: p.type,
+      location: { ...p.location },
+      price: p.price,
+      priceCurrency: p.priceCurrency,
+      priority: p.priority,
+      weight: p.weight,
+      active: p.active,
     })),
   }
 }
@@ -111,10 +160,12 @@ export async function importCatalogue(db: Kysely<Database>, input: unknown, now:
     if (project.location.countryCode !== null && !isKnownCountry(project.location.countryCode)) {
       problems.push(`${at}/location/countryCode: unknown country ${project.location.countryCode}`)
     }
-    if (project.location.countryCode === null && project.location.state !== null) problems.push(`${at}/location/state: a state needs a country`)
+    if (project.location.countryCode === null && project.location.state !== null)
+      problems.push(`${at}/location/state: a state needs a country`)
   })
   for (const [i, list] of (file.organisationPartners ?? []).entries()) {
-    if (!(await findOrganisationById(db, list.organisationId))) problems.push(`/organisationPartners/${i}/organisationId: unknown organisation`)
+    if (!(await findOrganisationById(db, list.organisationId)))
+      problems.push(`/organisationPartners/${i}/organisationId: unknown organisation`)
     list.impactPartnerIds.forEach((id, j) => {
       if (!known.has(id)) problems.push(`/organisationPartners/${i}/impactPartnerIds/${j}: unknown impact partner ${id}`)
     })
@@ -125,10 +176,26 @@ export async function importCatalogue(db: Kysely<Database>, input: unknown, now:
     await upsertProjects(trx, file.projects, now)
     await replaceOrganisationPartners(trx, file.organisationPartners ?? [])
   })
-  return { impactPartners: file.impactPartners.length, projects: file.projects.length, organisationPartners: file.organisationPartners?.length ?? 0 }
+  return {
+    impactPartners: file.impactPartners.length,
+    projects: file.projects.length,
+    organisationPartners: file.organisationPartners?.length ?? 0,
+  }
 }
 
-const FACTOR_COLUMNS = ['id', 'kind', 'mccFrom', 'mccTo', 'region', 'value', 'baseCurrency', 'priceYear', 'source', 'version', 'licence'] as const
+const FACTOR_COLUMNS = [
+  'id',
+  'kind',
+  'mccFrom',
+  'mccTo',
+  'region',
+  'value',
+  'baseCurrency',
+  'priceYear',
+  'source',
+  'version',
+  'licence',
+] as const
 const OPTIONAL_FACTOR_COLUMNS = ['tailpipeValue', 'note'] as const
 
 /** Parses an emission-factor CSV (header row with the EmissionFactor field names). */
@@ -171,8 +238,17 @@ export function parseFactorCsv(text: string): EmissionFactor[] {
     for (const field of ['source', 'version', 'licence'] as const) if (!r[field]) problems.push(`${line}: ${field} is required`)
     if (r.tailpipeValue && !decimal.test(r.tailpipeValue)) problems.push(`${line}: tailpipeValue must be a non-negative decimal`)
     return {
-      id: r.id ?? '', kind: r.kind as 'carbon' | 'nature', mccFrom, mccTo, region, value: r.value ?? '0',
-      baseCurrency: r.baseCurrency ?? '', priceYear, source: r.source ?? '', version: r.version ?? '', licence: r.licence ?? '',
+      id: r.id ?? '',
+      kind: r.kind as 'carbon' | 'nature',
+      mccFrom,
+      mccTo,
+      region,
+      value: r.value ?? '0',
+      baseCurrency: r.baseCurrency ?? '',
+      priceYear,
+      source: r.source ?? '',
+      version: r.version ?? '',
+      licence: r.licence ?? '',
       ...(r.tailpipeValue ? { tailpipeValue: r.tailpipeValue } : {}),
       ...(r.note ? { note: r.note } : {}),
     } satisfies EmissionFactor

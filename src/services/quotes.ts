@@ -87,20 +87,23 @@ export async function prepareQuote(
   }
   validateOrderItems(request.orderItems)
   const now = ctx.clock()
-  const locked = priceQuote({
-    impactType,
-    amount: String(request.transaction.amount),
-    currencyCode: request.transaction.currencyCode,
-    mcc,
-    merchant: merchant
-      ? { countryCode: merchant.address.countryCode, state: merchant.address.state }
-      : { countryCode: settings.countryCode, state: settings.state ?? undefined },
-    consumer: request.consumer,
-    locale: request.locale,
-    matchConsumerLocation: request.matchConsumerLocation,
-    serviceFeeRate: settings.serviceFeeRate,
-    date: now.toISOString().slice(0, 10),
-  }, reference)
+  const locked = priceQuote(
+    {
+      impactType,
+      amount: String(request.transaction.amount),
+      currencyCode: request.transaction.currencyCode,
+      mcc,
+      merchant: merchant
+        ? { countryCode: merchant.address.countryCode, state: merchant.address.state }
+        : { countryCode: settings.countryCode, state: settings.state ?? undefined },
+      consumer: request.consumer,
+      locale: request.locale,
+      matchConsumerLocation: request.matchConsumerLocation,
+      serviceFeeRate: settings.serviceFeeRate,
+      date: now.toISOString().slice(0, 10),
+    },
+    reference,
+  )
   const quote: StoredQuote = {
     id: randomUUID(),
     organisationId: request.organisationId,

@@ -35,7 +35,11 @@ export class ReferenceDataCache {
   private readonly catalogue: TtlCache<Promise<Catalogue>>
   private readonly organisations: TtlCache<Promise<OrganisationEntry>>
 
-  constructor(private readonly db: Kysely<Database>, ttlMs: number, now: () => number) {
+  constructor(
+    private readonly db: Kysely<Database>,
+    ttlMs: number,
+    now: () => number,
+  ) {
     this.catalogue = new TtlCache(ttlMs, 1, now)
     this.organisations = new TtlCache(ttlMs, 10_000, now)
   }
@@ -45,20 +49,24 @@ export class ReferenceDataCache {
     if (hit) return hit
     const value = load()
     cache.set(key, value)
-    value.catch(() => { if (cache.get(key) === value) cache.delete(key) })
+    value.catch(() => {
+      if (cache.get(key) === value) cache.delete(key)
+    })
     return value
   }
 
   private loadCatalogue(): Promise<Catalogue> {
     return this.cached(this.catalogue, 'catalogue', () =>
-      Promise.all([findImpactPartners(this.db), findActiveProjects(this.db), findImportedFactors(this.db)])
-        .then(([partners, projects, imported]) => ({ partners, projects, factors: [...imported, ...DEFAULT_EMISSION_FACTORS] })))
+      Promise.all([findImpactPartners(this.db), findActiveProjects(this.db), findImportedFactors(this.db)]).then(
+        ([partners, projects, imported]) => ({ partners, projects, factors: [...imported, ...DEFAULT_EMISSION_FACTORS] }),
+      ),
+    )
   }
 
   private loadOrganisation(organisationId: string): Promise<OrganisationEntry> {
     return this.cached(this.organisations, organisationId, () =>
-      Promise.all([findOrganisationById(this.db, organisationId), findAllowedPartnerIds(this.db, organisationId)])
-        .then(([row, allowed]) => {
+      Promise.all([findOrganisationById(this.db, organisationId), findAllowedPartnerIds(this.db, organisationId)]).then(
+        ([row, allowed]) => {
           if (!row) throw notFound('organisation')
           const settings: OrganisationSettings = {
             id: row.id,
@@ -71,7 +79,9 @@ export class ReferenceDataCache {
             taxLiability: row.tax_liability,
           }
           return { settings, allowed: allowed ? new Set(allowed) : undefined }
-        }))
+        },
+      ),
+    )
   }
 
   async organisationSettings(organisationId: string): Promise<OrganisationSettings> {

@@ -55,26 +55,29 @@ export async function createSession(ctx: AppContext, principal: Principal, input
   const clientSecret = generateClientSecret(principal.mode)
   const expiresAt = new Date(quote.createdAt.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)
   const sessionId = randomUUID()
-  await insertQuoteWithSession(ctx.database.db, row, {
-    id: sessionId,
-    organisation_id: quote.organisationId,
-    quote_id: quote.id,
-    kind: input.kind,
-    sdk_variant: input.sdkVariant,
-    impact_type: input.impactType,
-    client_secret_hash: sha256(clientSecret),
-    expires_at: expiresAt,
-    created_at: quote.createdAt,
-  }, ctx.snapshots.has(snapshot.id) ? null : snapshot)
+  await insertQuoteWithSession(
+    ctx.database.db,
+    row,
+    {
+      id: sessionId,
+      organisation_id: quote.organisationId,
+      quote_id: quote.id,
+      kind: input.kind,
+      sdk_variant: input.sdkVariant,
+      impact_type: input.impactType,
+      client_secret_hash: sha256(clientSecret),
+      expires_at: expiresAt,
+      created_at: quote.createdAt,
+    },
+    ctx.snapshots.has(snapshot.id) ? null : snapshot,
+  )
   ctx.snapshots.add(snapshot.id)
   ctx.quotes.set(quote)
   return { sessionId, clientSecret, quoteId: quote.id, expiresAt }
 }
 
 /** Who reads a session: the frontend SDK with the session's client secret, or a merchant API key. */
-export type SessionCredential =
-  | { kind: 'client-secret'; secret: string }
-  | { kind: 'api-key'; principal: Principal }
+export type SessionCredential = { kind: 'client-secret'; secret: string } | { kind: 'api-key'; principal: Principal }
 
 const NO_HASH = Buffer.alloc(32)
 

@@ -61,7 +61,11 @@ export class TaxReceiptSender {
   private running: Promise<unknown> | undefined
   private stopped = true
 
-  constructor(private readonly db: Kysely<Database>, private readonly send: SendMail, private readonly options: ReceiptSenderOptions) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly send: SendMail,
+    private readonly options: ReceiptSenderOptions,
+  ) {}
 
   /** Backoff after the n-th failed attempt: poll interval × 2^(n−1), at most an hour. */
   retryDelayMs(attempts: number): number {
@@ -71,7 +75,12 @@ export class TaxReceiptSender {
   /** Delivers the receipts that are due now; returns how many were sent and how many failed. */
   async runOnce(): Promise<{ sent: number; failed: number }> {
     const now = this.options.now()
-    const due = await claimDueReceipts(this.db, now, new Date(now.getTime() + (this.options.leaseMs ?? 60_000)), this.options.batchSize ?? 10)
+    const due = await claimDueReceipts(
+      this.db,
+      now,
+      new Date(now.getTime() + (this.options.leaseMs ?? 60_000)),
+      this.options.batchSize ?? 10,
+    )
     let sent = 0
     let failed = 0
     for (const receipt of due) {
@@ -84,9 +93,12 @@ export class TaxReceiptSender {
         const giveUp = receipt.attempts >= (this.options.maxAttempts ?? 10)
         const message = error instanceof Error ? error.message : String(error)
         this.options.log.warn({ receiptId: receipt.id, attempts: receipt.attempts, giveUp, error: message }, 'tax receipt not delivered')
-        await markReceiptFailedAttempt(this.db, receipt.id, message, giveUp
-          ? { giveUp: true }
-          : { retryAt: new Date(this.options.now().getTime() + this.retryDelayMs(receipt.attempts)) })
+        await markReceiptFailedAttempt(
+          this.db,
+          receipt.id,
+          message,
+          giveUp ? { giveUp: true } : { retryAt: new Date(this.options.now().getTime() + this.retryDelayMs(receipt.attempts)) },
+        )
       }
     }
     return { sent, failed }

@@ -8,7 +8,11 @@ interface Cached<T> {
 /** A small TTL map bounded by entry count; the oldest entries go first. */
 export class TtlCache<T> {
   private readonly entries = new Map<string, Cached<T>>()
-  constructor(private readonly ttlMs: number, private readonly maxEntries: number, private readonly now: () => number) {}
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries: number,
+    private readonly now: () => number,
+  ) {}
 
   get(key: string): T | undefined {
     const hit = this.entries.get(key)

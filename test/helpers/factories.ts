@@ -17,15 +17,20 @@ export async function createOrg(
 ): Promise<OrgFixture> {
   const { countryCode = 'GBR', ...rest } = overrides
   const suffix = randomUUID().slice(0, 8)
-  const result = await createOrganisationWithKey(db, {
-    parentId: null,
-    tradingName: `Test merchant ${suffix}`,
-    legalName: `Test merchant ${suffix} Ltd`,
-    address: { line1: '1 High Street', city: 'London', postalCode: 'SW1A 1AA', countryCode },
-    currencyCode: 'GBP',
-    mcc: '5992',
-    ...rest,
-  }, 'live', now)
+  const result = await createOrganisationWithKey(
+    db,
+    {
+      parentId: null,
+      tradingName: `Test merchant ${suffix}`,
+      legalName: `Test merchant ${suffix} Ltd`,
+      address: { line1: '1 High Street', city: 'London', postalCode: 'SW1A 1AA', countryCode },
+      currencyCode: 'GBP',
+      mcc: '5992',
+      ...rest,
+    },
+    'live',
+    now,
+  )
   return { organisationId: result.organisation.organisationId, apiKey: result.apiKey, apiKeyPrefix: result.apiKeyPrefix }
 }
 

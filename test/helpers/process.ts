@@ -24,12 +24,19 @@ export interface CliResult {
 
 export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', tsxLoader, join(repoRoot, 'src/cli/main.ts'), ...args], {
-      cwd: workDir, env: { ...baseEnv(), ...env }, timeout: 60_000,
-    }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
-      resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) })
-    })
+    execFile(
+      process.execPath,
+      ['--import', tsxLoader, join(repoRoot, 'src/cli/main.ts'), ...args],
+      {
+        cwd: workDir,
+        env: { ...baseEnv(), ...env },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
+        resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) })
+      },
+    )
   })
 }
 
@@ -43,7 +50,8 @@ export interface ServerProcess {
 
 export function startServer(env: Record<string, string>, entry = 'src/server.ts'): ServerProcess {
   const child = spawn(process.execPath, ['--import', tsxLoader, join(repoRoot, entry)], {
-    cwd: workDir, env: { ...baseEnv(), LOG_LEVEL: 'info', PORT: '0', ...env },
+    cwd: workDir,
+    env: { ...baseEnv(), LOG_LEVEL: 'info', PORT: '0', ...env },
   })
   let output = ''
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))

@@ -35,32 +35,90 @@ afterAll(() => t.close())
 const allocate = (key: string, body: Record<string, unknown>, idempotencyKey: string | null = randomUUID()) =>
   client(t.app, key).post('/funds/allocations', body, idempotencyKey === null ? {} : { 'idempotency-key': idempotencyKey })
 
-const entrySum = (entries: Record<string, number>[]) => entries.reduce((acc, e) =>
-  acc.plus(String(e.impactAmount)).plus(String(e.impactSalesTaxAmount)).plus(String(e.serviceFeeAmount)).plus(String(e.serviceFeeSalesTaxAmount)), new Decimal(0)).toString()
+const entrySum = (entries: Record<string, number>[]) =>
+  entries
+    .reduce(
+      (acc, e) =>
+        acc
+          .plus(String(e.impactAmount))
+          .plus(String(e.impactSalesTaxAmount))
+          .plus(String(e.serviceFeeAmount))
+          .plus(String(e.serviceFeeSalesTaxAmount)),
+      new Decimal(0),
+    )
+    .toString()
 
 const rates = { impactSalesTaxRate: 0.2, serviceFeeSalesTaxRate: 0.2 }
 const contributionRates = { impactSalesTaxRate: 0, serviceFeeSalesTaxRate: 0.2 }
 
 describe('POST /funds/allocations', () => {
-  it('allocates exactly the quote\'s credits total: the quote\'s amounts, split across its projects by weight', async () => {
+  it("allocates exactly the quote's credits total: the quote's amounts, split across its projects by weight", async () => {
     const quote = (await client(t.app, merchant.apiKey).get(`/quotes/${gbpQuote}`)).json()
     expect(quote.credits.amounts).toEqual({ total: 0.28, impact: 0.19, impactTax: 0.04, serviceFee: 0.04, serviceFeeTax: 0.01 })
     const res = await allocate(merchant.apiKey, { organisationId: merchant.organisationId, quoteId: gbpQuote, credits: { amount: 0.28 } })
     expect(res.statusCode).toBe(201)
     const body = res.json()
-    expect(Object.keys(body)).toEqual(['fundsAllocationId', 'quoteId', 'currencyCode', 'credits', 'contributions', 'taxLiability', 'createdAt'])
-    expect(body).toMatchObject({ quoteId: gbpQuote, currencyCode: 'GBP', contributions: [], taxLiability: 'platform', createdAt: t.clock.now().toISOString() })
+    expect(Object.keys(body)).toEqual([
+      'fundsAllocationId',
+      'quoteId',
+      'currencyCode',
+      'credits',
+      'contributions',
+      'taxLiability',
+      'createdAt',
+    ])
+    expect(body).toMatchObject({
+      quoteId: gbpQuote,
+      currencyCode: 'GBP',
+      contributions: [],
+      taxLiability: 'platform',
+      createdAt: t.clock.now().toISOString(),
+    })
     // 19, 4, 4, 1 pence, each split three ways (ties to the first project): 7/6/6, 2/1/1, 2/1/1, 1/0/0.
     expect(body.credits).toEqual([
-      { projectId: RWANDA, impactPartnerId: DEMO_PARTNER_IDS.verdantRemovals, impactAmount: 0.07, impactSalesTaxAmount: 0.02, serviceFeeAmount: 0.02, serviceFeeSalesTaxAmount: 0.01, ...rates },
-      { projectId: CALIFORNIA, impactPartnerId: DEMO_PARTNER_IDS.forestGuardians, impactAmount: 0.06, impactSalesTaxAmount: 0.01, serviceFeeAmount: 0.01, serviceFeeSalesTaxAmount: 0, ...rates },
-      { projectId: SRI_LANKA, impactPartnerId: DEMO_PARTNER_IDS.verdantRemovals, impactAmount: 0.06, impactSalesTaxAmount: 0.01, serviceFeeAmount: 0.01, serviceFeeSalesTaxAmount: 0, ...rates },
+      {
+        projectId: RWANDA,
+        impactPartnerId: DEMO_PARTNER_IDS.verdantRemovals,
+        impactAmount: 0.07,
+        impactSalesTaxAmount: 0.02,
+        serviceFeeAmount: 0.02,
+        serviceFeeSalesTaxAmount: 0.01,
+        ...rates,
+      },
+      {
+        projectId: CALIFORNIA,
+        impactPartnerId: DEMO_PARTNER_IDS.forestGuardians,
+        impactAmount: 0.06,
+        impactSalesTaxAmount: 0.01,
+        serviceFeeAmount: 0.01,
+        serviceFeeSalesTaxAmount: 0,
+        ...rates,
+      },
+      {
+        projectId: SRI_LANKA,
+        impactPartnerId: DEMO_PARTNER_IDS.verdantRemovals,
+        impactAmount: 0.06,
+        impactSalesTaxAmount: 0.01,
+        serviceFeeAmount: 0.01,
+        serviceFeeSalesTaxAmount: 0,
+        ...rates,
+      },
     ])
-    const totals = (field: string) => body.credits.reduce((acc: Decimal, e: Record<string, number>) => acc.plus(String(e[field])), new Decimal(0)).toString()
-    expect([totals('impactAmount'), totals('impactSalesTaxAmount'), totals('serviceFeeAmount'), totals('serviceFeeSalesTaxAmount')])
-      .toEqual(['0.19', '0.04', '0.04', '0.01'])
+    const totals = (field: string) =>
+      body.credits.reduce((acc: Decimal, e: Record<string, number>) => acc.plus(String(e[field])), new Decimal(0)).toString()
+    expect([
+      totals('impactAmount'),
+      totals('impactSalesTaxAmount'),
+      totals('serviceFeeAmount'),
+      totals('serviceFeeSalesTaxAmount'),
+    ]).toEqual(['0.19', '0.04', '0.04', '0.01'])
     // Quantities follow the amount paid: 0.07 / £18.40, 0.06 / £13.25 and 0.06 / £22.08 per tonne.
-    const rows = await t.db.selectFrom('allocation_entries').selectAll().where('allocation_id', '=', body.fundsAllocationId).orderBy('position').execute()
+    const rows = await t.db
+      .selectFrom('allocation_entries')
+      .selectAll()
+      .where('allocation_id', '=', body.fundsAllocationId)
+      .orderBy('position')
+      .execute()
     expect(rows.map((r) => new Decimal(r.quantity_tonnes ?? 'NaN').toString())).toEqual(['0.003804', '0.004528', '0.002717'])
   })
 
@@ -69,30 +127,57 @@ describe('POST /funds/allocations', () => {
     expect(res.statusCode).toBe(201)
     const { credits } = res.json()
     // 500p by [1, .2, .2, .04]: 347, 70, 69, 14; then three ways: 116/116/115, 24/23/23, 23/23/23, 5/5/4.
-    expect(credits.map((e: Record<string, number>) => [e.impactAmount, e.impactSalesTaxAmount, e.serviceFeeAmount, e.serviceFeeSalesTaxAmount]))
-      .toEqual([[1.16, 0.24, 0.23, 0.05], [1.16, 0.23, 0.23, 0.05], [1.15, 0.23, 0.23, 0.04]])
+    expect(
+      credits.map((e: Record<string, number>) => [e.impactAmount, e.impactSalesTaxAmount, e.serviceFeeAmount, e.serviceFeeSalesTaxAmount]),
+    ).toEqual([
+      [1.16, 0.24, 0.23, 0.05],
+      [1.16, 0.23, 0.23, 0.05],
+      [1.15, 0.23, 0.23, 0.04],
+    ])
     expect(entrySum(credits)).toBe('5')
-    const rows = await t.db.selectFrom('allocation_entries').select('quantity_tonnes').where('allocation_id', '=', res.json().fundsAllocationId).orderBy('position').execute()
+    const rows = await t.db
+      .selectFrom('allocation_entries')
+      .select('quantity_tonnes')
+      .where('allocation_id', '=', res.json().fundsAllocationId)
+      .orderBy('position')
+      .execute()
     expect(new Decimal(rows[0]?.quantity_tonnes ?? 'NaN').toString()).toBe('0.063043') // 1.16 / 18.40
   })
 
-  it('splits a contribution equally across the quote\'s contribution partners (no impact tax)', async () => {
+  it("splits a contribution equally across the quote's contribution partners (no impact tax)", async () => {
     const res = await allocate(merchant.apiKey, { organisationId: merchant.organisationId, quoteId: gbpQuote, contribution: { amount: 1 } })
     expect(res.statusCode).toBe(201)
     // 100p by [1, 0, .2, .04] (D = 1.24): 81, 0, 16, 3; then two ways: 41/40, 0/0, 8/8, 2/1.
     expect(res.json()).toMatchObject({
       credits: [],
       contributions: [
-        { impactPartnerId: DEMO_PARTNER_IDS.rewildTrust, impactAmount: 0.41, impactSalesTaxAmount: 0, serviceFeeAmount: 0.08, serviceFeeSalesTaxAmount: 0.02, ...contributionRates },
-        { impactPartnerId: DEMO_PARTNER_IDS.oceanCommons, impactAmount: 0.4, impactSalesTaxAmount: 0, serviceFeeAmount: 0.08, serviceFeeSalesTaxAmount: 0.01, ...contributionRates },
+        {
+          impactPartnerId: DEMO_PARTNER_IDS.rewildTrust,
+          impactAmount: 0.41,
+          impactSalesTaxAmount: 0,
+          serviceFeeAmount: 0.08,
+          serviceFeeSalesTaxAmount: 0.02,
+          ...contributionRates,
+        },
+        {
+          impactPartnerId: DEMO_PARTNER_IDS.oceanCommons,
+          impactAmount: 0.4,
+          impactSalesTaxAmount: 0,
+          serviceFeeAmount: 0.08,
+          serviceFeeSalesTaxAmount: 0.01,
+          ...contributionRates,
+        },
       ],
     })
   })
 
   it('allocates credits and a contribution together, each summing to its own amount', async () => {
     const res = await allocate(merchant.apiKey, {
-      organisationId: merchant.organisationId, quoteId: gbpQuote, currencyCode: 'GBP',
-      credits: { amount: 0.28 }, contribution: { amount: 2.5, impactPartnerIds: [DEMO_PARTNER_IDS.oceanCommons] },
+      organisationId: merchant.organisationId,
+      quoteId: gbpQuote,
+      currencyCode: 'GBP',
+      credits: { amount: 0.28 },
+      contribution: { amount: 2.5, impactPartnerIds: [DEMO_PARTNER_IDS.oceanCommons] },
     })
     expect(res.statusCode).toBe(201)
     const body = res.json()
@@ -103,32 +188,52 @@ describe('POST /funds/allocations', () => {
   })
 
   it('prices a JPY quote in whole yen', async () => {
-    const quote = (await client(t.app, merchant.apiKey).post('/quotes/carbon', floristQuote(merchant.organisationId, {
-      consumer: { reference: 'c', countryCode: 'JPN' }, transaction: { amount: 12000, currencyCode: 'JPY' },
-    }))).json()
-    const res = await allocate(merchant.apiKey, { organisationId: merchant.organisationId, quoteId: quote.quoteId, credits: { amount: 1001 }, contribution: { amount: 7 } })
+    const quote = (
+      await client(t.app, merchant.apiKey).post(
+        '/quotes/carbon',
+        floristQuote(merchant.organisationId, {
+          consumer: { reference: 'c', countryCode: 'JPN' },
+          transaction: { amount: 12000, currencyCode: 'JPY' },
+        }),
+      )
+    ).json()
+    const res = await allocate(merchant.apiKey, {
+      organisationId: merchant.organisationId,
+      quoteId: quote.quoteId,
+      credits: { amount: 1001 },
+      contribution: { amount: 7 },
+    })
     expect(res.statusCode).toBe(201)
     const body = res.json()
     expect(body.currencyCode).toBe('JPY')
     for (const entry of [...body.credits, ...body.contributions]) {
-      for (const field of ['impactAmount', 'impactSalesTaxAmount', 'serviceFeeAmount', 'serviceFeeSalesTaxAmount']) expect(Number.isInteger(entry[field])).toBe(true)
+      for (const field of ['impactAmount', 'impactSalesTaxAmount', 'serviceFeeAmount', 'serviceFeeSalesTaxAmount'])
+        expect(Number.isInteger(entry[field])).toBe(true)
     }
     expect(entrySum(body.credits)).toBe('1001')
     expect(entrySum(body.contributions)).toBe('7')
-    const decimals = await allocate(merchant.apiKey, { organisationId: merchant.organisationId, quoteId: quote.quoteId, credits: { amount: 10.5 } })
+    const decimals = await allocate(merchant.apiKey, {
+      organisationId: merchant.organisationId,
+      quoteId: quote.quoteId,
+      credits: { amount: 10.5 },
+    })
     expect(decimals.statusCode).toBe(400)
     expect(decimals.json()).toMatchObject({ code: 'AMOUNT_PRECISION', details: [{ path: '/credits/amount' }] })
   })
 
-  it('answers the spec\'s 400 for a partner that is not among the quote\'s contribution partners', async () => {
+  it("answers the spec's 400 for a partner that is not among the quote's contribution partners", async () => {
     for (const id of [randomUUID(), DEMO_PARTNER_IDS.verdantRemovals]) {
       const res = await allocate(merchant.apiKey, {
-        organisationId: merchant.organisationId, quoteId: gbpQuote, contribution: { amount: 1, impactPartnerIds: [DEMO_PARTNER_IDS.rewildTrust, id] },
+        organisationId: merchant.organisationId,
+        quoteId: gbpQuote,
+        contribution: { amount: 1, impactPartnerIds: [DEMO_PARTNER_IDS.rewildTrust, id] },
       })
       expect(res.statusCode).toBe(400)
       expect(res.json()).toEqual({
-        error: 'impact partner not found in quote', code: 'IMPACT_PARTNER_NOT_FOUND',
-        details: [{ path: '/contribution/impactPartnerIds/1', message: 'impact partner not found in quote' }], requestId: expect.any(String),
+        error: 'impact partner not found in quote',
+        code: 'IMPACT_PARTNER_NOT_FOUND',
+        details: [{ path: '/contribution/impactPartnerIds/1', message: 'impact partner not found in quote' }],
+        requestId: expect.any(String),
       })
     }
   })
@@ -141,48 +246,89 @@ describe('POST /funds/allocations', () => {
     ['too many decimals', { credits: { amount: 0.281 } }, 'AMOUNT_PRECISION', '/credits/amount'],
     ['an amount above AMOUNT_MAX', { credits: { amount: 2_000_000 } }, 'BAD_REQUEST', '/credits/amount'],
     ['an amount as a string', { credits: { amount: '0.28' } }, 'BAD_REQUEST', '/credits/amount'],
-    ['another currency than the quote\'s', { currencyCode: 'EUR', credits: { amount: 1 } }, 'BAD_REQUEST', '/currencyCode'],
-    ['a non-uuid partner id', { contribution: { amount: 1, impactPartnerIds: ['tusk'] } }, 'BAD_REQUEST', '/contribution/impactPartnerIds/0'],
+    ["another currency than the quote's", { currencyCode: 'EUR', credits: { amount: 1 } }, 'BAD_REQUEST', '/currencyCode'],
+    [
+      'a non-uuid partner id',
+      { contribution: { amount: 1, impactPartnerIds: ['tusk'] } },
+      'BAD_REQUEST',
+      '/contribution/impactPartnerIds/0',
+    ],
     ['an unknown property', { credits: { amount: 1 }, projectIds: [RWANDA] }, 'BAD_REQUEST', '/projectIds'],
     ['a receipt without an e-mail', { contribution: { amount: 1 }, issueTaxReceipt: true }, 'BAD_REQUEST', '/consumerEmail'],
-    ['a receipt without a contribution', { credits: { amount: 1 }, issueTaxReceipt: true, consumerEmail: 'a@example.com' }, 'BAD_REQUEST', '/issueTaxReceipt'],
-    ['an invalid e-mail', { contribution: { amount: 1 }, issueTaxReceipt: true, consumerEmail: 'not-an-email' }, 'BAD_REQUEST', '/consumerEmail'],
+    [
+      'a receipt without a contribution',
+      { credits: { amount: 1 }, issueTaxReceipt: true, consumerEmail: 'a@example.com' },
+      'BAD_REQUEST',
+      '/issueTaxReceipt',
+    ],
+    [
+      'an invalid e-mail',
+      { contribution: { amount: 1 }, issueTaxReceipt: true, consumerEmail: 'not-an-email' },
+      'BAD_REQUEST',
+      '/consumerEmail',
+    ],
   ])('answers 400 for %s and stores nothing', async (_label, extra, code, path) => {
-    const before = await t.db.selectFrom('allocations').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()
+    const before = await t.db
+      .selectFrom('allocations')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow()
     const res = await allocate(merchant.apiKey, { organisationId: merchant.organisationId, quoteId: gbpQuote, ...extra })
     expect(res.statusCode).toBe(400)
     expect(res.json().code).toBe(code)
     expect(res.json().details.map((d: { path: string }) => d.path)).toContain(path)
-    const after = await t.db.selectFrom('allocations').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()
+    const after = await t.db
+      .selectFrom('allocations')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow()
     expect(after.n).toBe(before.n)
   })
 
   it('refuses credits on a nature quote (400) but allocates its contribution', async () => {
-    const credits = await allocate(merchant.apiKey, { organisationId: merchant.organisationId, quoteId: natureQuote, credits: { amount: 1 } })
+    const credits = await allocate(merchant.apiKey, {
+      organisationId: merchant.organisationId,
+      quoteId: natureQuote,
+      credits: { amount: 1 },
+    })
     expect(credits.statusCode).toBe(400)
     expect(credits.json().code).toBe('NO_CREDITS_IN_QUOTE')
-    const contribution = await allocate(merchant.apiKey, { organisationId: merchant.organisationId, quoteId: natureQuote, contribution: { amount: 3 } })
+    const contribution = await allocate(merchant.apiKey, {
+      organisationId: merchant.organisationId,
+      quoteId: natureQuote,
+      contribution: { amount: 3 },
+    })
     expect(contribution.statusCode).toBe(201)
     expect(entrySum(contribution.json().contributions)).toBe('3')
   })
 
-  it('keeps quotes inside the organisation tree: 404 for another organisation\'s quote, 403 outside the tree', async () => {
+  it("keeps quotes inside the organisation tree: 404 for another organisation's quote, 403 outside the tree", async () => {
     const other = await allocate(stranger.apiKey, { organisationId: stranger.organisationId, quoteId: gbpQuote, credits: { amount: 1 } })
     expect(other.statusCode).toBe(404)
     expect(other.json()).toMatchObject({ code: 'NOT_FOUND', error: 'quote not found' })
-    const unknown = await allocate(merchant.apiKey, { organisationId: merchant.organisationId, quoteId: randomUUID(), credits: { amount: 1 } })
+    const unknown = await allocate(merchant.apiKey, {
+      organisationId: merchant.organisationId,
+      quoteId: randomUUID(),
+      credits: { amount: 1 },
+    })
     expect(unknown.statusCode).toBe(404)
     const outside = await allocate(stranger.apiKey, { organisationId: merchant.organisationId, quoteId: gbpQuote, credits: { amount: 1 } })
     expect(outside.statusCode).toBe(403)
   })
 
-  it('lets a parent key allocate a child\'s quote, with the quote\'s tax liability', async () => {
+  it("lets a parent key allocate a child's quote, with the quote's tax liability", async () => {
     const quote = (await client(t.app, bank.apiKey).post('/quotes/carbon', floristQuote(child.organisationId))).json()
-    const res = await allocate(bank.apiKey, { organisationId: child.organisationId, quoteId: quote.quoteId, credits: { amount: quote.credits.amounts.total } })
+    const res = await allocate(bank.apiKey, {
+      organisationId: child.organisationId,
+      quoteId: quote.quoteId,
+      credits: { amount: quote.credits.amounts.total },
+    })
     expect(res.statusCode).toBe(201)
     expect(res.json().taxLiability).toBe('platform')
     const bankQuote = (await client(t.app, bank.apiKey).post('/quotes/carbon', floristQuote(bank.organisationId))).json()
-    const bankAllocation = await allocate(bank.apiKey, { organisationId: bank.organisationId, quoteId: bankQuote.quoteId, credits: { amount: 1 } })
+    const bankAllocation = await allocate(bank.apiKey, {
+      organisationId: bank.organisationId,
+      quoteId: bankQuote.quoteId,
+      credits: { amount: 1 },
+    })
     expect(bankAllocation.json().taxLiability).toBe('organisation')
     // The quote belongs to the child: allocating it as the parent organisation is "not found".
     const wrongOrg = await allocate(bank.apiKey, { organisationId: bank.organisationId, quoteId: quote.quoteId, credits: { amount: 1 } })
@@ -191,14 +337,27 @@ describe('POST /funds/allocations', () => {
 
   it('queues a tax receipt in the same write, and never logs the e-mail address', async () => {
     const res = await allocate(merchant.apiKey, {
-      organisationId: merchant.organisationId, quoteId: gbpQuote, contribution: { amount: 10 }, issueTaxReceipt: true, consumerEmail: 'donor@example.com',
+      organisationId: merchant.organisationId,
+      quoteId: gbpQuote,
+      contribution: { amount: 10 },
+      issueTaxReceipt: true,
+      consumerEmail: 'donor@example.com',
     })
     expect(res.statusCode).toBe(201)
-    const receipt = await t.db.selectFrom('tax_receipts').selectAll().where('allocation_id', '=', res.json().fundsAllocationId).executeTakeFirstOrThrow()
+    const receipt = await t.db
+      .selectFrom('tax_receipts')
+      .selectAll()
+      .where('allocation_id', '=', res.json().fundsAllocationId)
+      .executeTakeFirstOrThrow()
     expect(receipt).toMatchObject({ status: 'pending', attempts: 0, consumer_email: 'donor@example.com' })
     expect(receipt.payload).toMatchObject({
-      fundsAllocationId: res.json().fundsAllocationId, currencyCode: 'GBP', totalPaid: '10.00',
-      contributions: [{ impactPartnerName: 'Rewild Trust (demo)', impactAmount: '4.04' }, { impactPartnerName: 'Ocean Commons (demo)', impactAmount: '4.03' }],
+      fundsAllocationId: res.json().fundsAllocationId,
+      currencyCode: 'GBP',
+      totalPaid: '10.00',
+      contributions: [
+        { impactPartnerName: 'Rewild Trust (demo)', impactAmount: '4.04' },
+        { impactPartnerName: 'Ocean Commons (demo)', impactAmount: '4.03' },
+      ],
     })
     expect(t.logs.join('\n')).not.toContain('donor@example.com')
   })
@@ -211,7 +370,11 @@ describe('idempotency', () => {
     const key = randomUUID()
     const first = await allocate(merchant.apiKey, body(), key)
     t.clock.advance(60_000)
-    const second = await allocate(merchant.apiKey, { credits: { amount: 1.5 }, quoteId: gbpQuote, organisationId: merchant.organisationId }, key)
+    const second = await allocate(
+      merchant.apiKey,
+      { credits: { amount: 1.5 }, quoteId: gbpQuote, organisationId: merchant.organisationId },
+      key,
+    )
     expect(first.statusCode).toBe(201)
     expect(second.statusCode).toBe(201)
     expect(second.body).toBe(first.body)
@@ -252,9 +415,14 @@ describe('idempotency', () => {
 
   it('scopes keys to the organisation', async () => {
     const key = randomUUID()
-    const strangerQuote = (await client(t.app, stranger.apiKey).post('/quotes/carbon', floristQuote(stranger.organisationId))).json().quoteId
+    const strangerQuote = (await client(t.app, stranger.apiKey).post('/quotes/carbon', floristQuote(stranger.organisationId))).json()
+      .quoteId
     const mine = await allocate(merchant.apiKey, body(), key)
-    const theirs = await allocate(stranger.apiKey, { organisationId: stranger.organisationId, quoteId: strangerQuote, credits: { amount: 1.5 } }, key)
+    const theirs = await allocate(
+      stranger.apiKey,
+      { organisationId: stranger.organisationId, quoteId: strangerQuote, credits: { amount: 1.5 } },
+      key,
+    )
     expect(mine.statusCode).toBe(201)
     expect(theirs.statusCode).toBe(201)
     expect(theirs.json().fundsAllocationId).not.toBe(mine.json().fundsAllocationId)
@@ -287,14 +455,25 @@ describe('idempotency', () => {
 
 describe('GET /funds/allocations/:id and reversal', () => {
   it('reverses an allocation once: same entries, amounts negated, rates unchanged, no -0', async () => {
-    const original = await allocate(merchant.apiKey, { organisationId: merchant.organisationId, quoteId: gbpQuote, credits: { amount: 0.28 }, contribution: { amount: 1 } })
+    const original = await allocate(merchant.apiKey, {
+      organisationId: merchant.organisationId,
+      quoteId: gbpQuote,
+      credits: { amount: 0.28 },
+      contribution: { amount: 1 },
+    })
     const id = original.json().fundsAllocationId
     const res = await client(t.app, merchant.apiKey).post(`/v3/funds/allocations/${id}/reverse`)
     expect(res.statusCode).toBe(201)
     const reversal = res.json()
-    expect(reversal).toMatchObject({ fundsAllocationId: id, reversalId: expect.stringMatching(/^[0-9a-f-]{36}$/), quoteId: gbpQuote, currencyCode: 'GBP', taxLiability: 'platform' })
-    const negate = (e: Record<string, unknown>) => Object.fromEntries(Object.entries(e).map(([k, v]) =>
-      [k, typeof v === 'number' && k.endsWith('Amount') && v !== 0 ? -v : v]))
+    expect(reversal).toMatchObject({
+      fundsAllocationId: id,
+      reversalId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      quoteId: gbpQuote,
+      currencyCode: 'GBP',
+      taxLiability: 'platform',
+    })
+    const negate = (e: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(e).map(([k, v]) => [k, typeof v === 'number' && k.endsWith('Amount') && v !== 0 ? -v : v]))
     expect(reversal.credits).toEqual(original.json().credits.map(negate))
     expect(reversal.contributions).toEqual(original.json().contributions.map(negate))
     expect(res.body).not.toContain('-0,')
@@ -308,8 +487,10 @@ describe('GET /funds/allocations/:id and reversal', () => {
     expect((await client(t.app, merchant.apiKey).get(`/funds/allocations/${id}`)).body).toBe(original.body)
   })
 
-  it('hides other organisations\' allocations (404)', async () => {
-    const id = (await allocate(merchant.apiKey, { organisationId: merchant.organisationId, quoteId: gbpQuote, credits: { amount: 1 } })).json().fundsAllocationId
+  it("hides other organisations' allocations (404)", async () => {
+    const id = (
+      await allocate(merchant.apiKey, { organisationId: merchant.organisationId, quoteId: gbpQuote, credits: { amount: 1 } })
+    ).json().fundsAllocationId
     expect((await client(t.app, stranger.apiKey).get(`/funds/allocations/${id}`)).statusCode).toBe(404)
     expect((await client(t.app, stranger.apiKey).post(`/funds/allocations/${id}/reverse`)).statusCode).toBe(404)
     expect((await client(t.app, merchant.apiKey).get(`/funds/allocations/${randomUUID()}`)).statusCode).toBe(404)
@@ -322,14 +503,20 @@ describe('GET /funds/allocations/:id and reversal', () => {
 
 describe('quotes from sessions', () => {
   it('allocates against the quote behind a post-purchase or checkout session', async () => {
-    for (const [path, extra] of [['/v3/post-purchase/sessions', { sdkVariant: 'embedded' }], ['/v3/checkout/sessions', {}]] as const) {
+    for (const [path, extra] of [
+      ['/v3/post-purchase/sessions', { sdkVariant: 'embedded' }],
+      ['/v3/checkout/sessions', {}],
+    ] as const) {
       const { merchant: m, locale: _l, ...base } = floristQuote(merchant.organisationId)
       const session = await client(t.app, merchant.apiKey).post(path, { ...base, merchant: m, ...extra })
       expect(session.statusCode).toBe(200)
       const { quoteId } = session.json()
       const quote = (await client(t.app, merchant.apiKey).get(`/quotes/${quoteId}`)).json()
       const res = await allocate(merchant.apiKey, {
-        organisationId: merchant.organisationId, quoteId, credits: { amount: quote.credits.amounts.total }, contribution: { amount: 2 },
+        organisationId: merchant.organisationId,
+        quoteId,
+        credits: { amount: quote.credits.amounts.total },
+        contribution: { amount: 2 },
       })
       expect(res.statusCode).toBe(201)
       expect(entrySum(res.json().credits)).toBe(String(quote.credits.amounts.total))
@@ -340,11 +527,19 @@ describe('quotes from sessions', () => {
 describe('the database guards the money invariant itself', () => {
   it('refuses an allocation whose entries do not sum to the amount paid (CHECK constraint)', async () => {
     const entry = (impactAmount: string) => ({
-      kind: 'credit', projectId: RWANDA, impactPartnerId: DEMO_PARTNER_IDS.verdantRemovals, impactAmount,
-      impactSalesTaxAmount: '0.00', impactSalesTaxRate: '0', serviceFeeAmount: '0.00', serviceFeeSalesTaxAmount: '0.00',
-      serviceFeeSalesTaxRate: '0', quantityTonnes: '0.000000',
+      kind: 'credit',
+      projectId: RWANDA,
+      impactPartnerId: DEMO_PARTNER_IDS.verdantRemovals,
+      impactAmount,
+      impactSalesTaxAmount: '0.00',
+      impactSalesTaxRate: '0',
+      serviceFeeAmount: '0.00',
+      serviceFeeSalesTaxAmount: '0.00',
+      serviceFeeSalesTaxRate: '0',
+      quantityTonnes: '0.000000',
     })
-    const insert = (impactAmount: string) => sql`
+    const insert = (impactAmount: string) =>
+      sql`
       INSERT INTO allocations (id, organisation_id, quote_id, idempotency_key, request_hash, currency_code, credits_amount,
         contribution_amount, tax_liability, issue_tax_receipt, entries, response, created_at)
       VALUES (${randomUUID()}, ${merchant.organisationId}, ${gbpQuote}, ${randomUUID()}, ${Buffer.alloc(32)}, 'GBP', 1.00,

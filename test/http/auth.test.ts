@@ -39,7 +39,10 @@ describe('API key authentication', () => {
   })
 
   it('answers 401 for a non-Bearer scheme', async () => {
-    const res = await t.app.inject({ url: `/v3/organisations/${parent.organisationId}`, headers: { authorization: `Basic ${parent.apiKey}` } })
+    const res = await t.app.inject({
+      url: `/v3/organisations/${parent.organisationId}`,
+      headers: { authorization: `Basic ${parent.apiKey}` },
+    })
     expectUnauthorized(res)
   })
 
@@ -83,7 +86,8 @@ describe('organisation tree', () => {
   it('refuses a body organisationId outside the tree with 403', async () => {
     const res = await client(t.app, child.apiKey).post('/v3/organisations', {
       parentOrganisationId: stranger.organisationId,
-      tradingName: 'Nope', legalName: 'Nope Ltd',
+      tradingName: 'Nope',
+      legalName: 'Nope Ltd',
       address: { line1: '1 A St', city: 'Leeds', postalCode: 'LS1 1AA', countryCode: 'GBR' },
       currencyCode: 'GBP',
     })

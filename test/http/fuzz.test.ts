@@ -17,13 +17,20 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 /** Valid requests with some fields replaced by arbitrary JSON, plus wholly arbitrary JSON. */
-const mutated = (valid: Record<string, unknown>) => fc.oneof(
-  fc.jsonValue({ maxDepth: 3 }),
-  fc.record({ key: fc.constantFrom(...Object.keys(valid), 'extra'), value: fc.jsonValue({ maxDepth: 2 }) })
-    .map(({ key, value }) => ({ ...valid, [key]: value })),
-  fc.record({ path: fc.constantFrom('transaction', 'consumer', 'merchant', 'credits', 'contribution'), key: fc.string({ maxLength: 12 }), value: fc.jsonValue({ maxDepth: 1 }) })
-    .map(({ path, key, value }) => ({ ...valid, [path]: { ...(valid[path] as object ?? {}), [key]: value } })),
-)
+const mutated = (valid: Record<string, unknown>) =>
+  fc.oneof(
+    fc.jsonValue({ maxDepth: 3 }),
+    fc
+      .record({ key: fc.constantFrom(...Object.keys(valid), 'extra'), value: fc.jsonValue({ maxDepth: 2 }) })
+      .map(({ key, value }) => ({ ...valid, [key]: value })),
+    fc
+      .record({
+        path: fc.constantFrom('transaction', 'consumer', 'merchant', 'credits', 'contribution'),
+        key: fc.string({ maxLength: 12 }),
+        value: fc.jsonValue({ maxDepth: 1 }),
+      })
+      .map(({ path, key, value }) => ({ ...valid, [path]: { ...((valid[path] as object) ?? {}), [key]: value } })),
+  )
 
 const endpoints: [string, () => Record<string, unknown>][] = [
   ['/quotes/carbon', () => floristQuote(org.organisationId)],
@@ -31,15 +38,27 @@ const endpoints: [string, () => Record<string, unknown>][] = [
   ['/v3/post-purchase/sessions', () => ({ ...floristQuote(org.organisationId), sdkVariant: 'embedded' })],
   ['/v3/checkout/sessions', () => floristQuote(org.organisationId)],
   ['/funds/allocations', () => ({ organisationId: org.organisationId, quoteId, credits: { amount: 0.28 }, contribution: { amount: 1 } })],
-  ['/v3/organisations', () => ({ parentOrganisationId: org.organisationId, tradingName: 'x', legalName: 'x', address: { line1: 'x', city: 'x', postalCode: 'x', countryCode: 'GBR' }, currencyCode: 'GBP' })],
+  [
+    '/v3/organisations',
+    () => ({
+      parentOrganisationId: org.organisationId,
+      tradingName: 'x',
+      legalName: 'x',
+      address: { line1: 'x', city: 'x', postalCode: 'x', countryCode: 'GBR' },
+      currencyCode: 'GBP',
+    }),
+  ],
 ]
 
 describe('arbitrary request bodies', () => {
   it.each(endpoints)('%s never answers 5xx (300 runs)', async (path, valid) => {
-    await fc.assert(fc.asyncProperty(mutated(valid()), fc.string({ maxLength: 40 }), async (body, key) => {
-      const res = await client(t.app, org.apiKey).post(path, body, { 'idempotency-key': key || 'k' })
-      expect(res.statusCode).toBeLessThan(500)
-      if (res.statusCode >= 400) expect(res.json()).toMatchObject({ error: expect.any(String), code: expect.stringMatching(/^[A-Z_]+$/) })
-    }), { numRuns: 300 })
+    await fc.assert(
+      fc.asyncProperty(mutated(valid()), fc.string({ maxLength: 40 }), async (body, key) => {
+        const res = await client(t.app, org.apiKey).post(path, body, { 'idempotency-key': key || 'k' })
+        expect(res.statusCode).toBeLessThan(500)
+        if (res.statusCode >= 400) expect(res.json()).toMatchObject({ error: expect.any(String), code: expect.stringMatching(/^[A-Z_]+$/) })
+      }),
+      { numRuns: 300 },
+    )
   })
 })

@@ -24,7 +24,7 @@ const childBody = (parentOrganisationId: string, extra: Record<string, unknown> 
 })
 
 describe('POST /v3/organisations', () => {
-  it('creates a child that inherits the parent\'s pricing settings (201)', async () => {
+  it("creates a child that inherits the parent's pricing settings (201)", async () => {
     const res = await client(t.app, root.apiKey).post('/v3/organisations', childBody(root.organisationId))
     expect(res.statusCode).toBe(201)
     const org = res.json()
@@ -56,8 +56,18 @@ describe('POST /v3/organisations', () => {
   })
 
   it.each([
-    ['an unknown country', { address: { line1: 'x', city: 'x', postalCode: 'x', countryCode: 'XXX' } }, 'UNKNOWN_COUNTRY', '/address/countryCode'],
-    ['a lower-case country', { address: { line1: 'x', city: 'x', postalCode: 'x', countryCode: 'gbr' } }, 'BAD_REQUEST', '/address/countryCode'],
+    [
+      'an unknown country',
+      { address: { line1: 'x', city: 'x', postalCode: 'x', countryCode: 'XXX' } },
+      'UNKNOWN_COUNTRY',
+      '/address/countryCode',
+    ],
+    [
+      'a lower-case country',
+      { address: { line1: 'x', city: 'x', postalCode: 'x', countryCode: 'gbr' } },
+      'BAD_REQUEST',
+      '/address/countryCode',
+    ],
     ['an unsupported currency', { currencyCode: 'XYZ' }, 'UNSUPPORTED_CURRENCY', '/currencyCode'],
     ['a 3-digit MCC', { mcc: '599' }, 'BAD_REQUEST', '/mcc'],
     ['a service fee (operator-only setting)', { serviceFeePercentage: 0.5 }, 'BAD_REQUEST', '/serviceFeePercentage'],
@@ -77,7 +87,7 @@ describe('POST /v3/organisations', () => {
     expect(paths).toEqual(expect.arrayContaining(['/tradingName', '/legalName', '/address', '/currencyCode']))
   })
 
-  it('answers 404 for an unknown parent inside no tree (403 wins: it is not in the caller\'s tree)', async () => {
+  it("answers 404 for an unknown parent inside no tree (403 wins: it is not in the caller's tree)", async () => {
     const res = await client(t.app, root.apiKey).post('/v3/organisations', childBody('6f1c2b8e-0000-4000-8000-000000000000'))
     expect(res.statusCode).toBe(403)
   })

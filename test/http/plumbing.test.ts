@@ -6,12 +6,16 @@ let t: TestApp
 let org: OrgFixture
 
 beforeAll(async () => {
-  t = await createTestApp({ RATE_LIMIT_PER_MINUTE: '5' }, {
-    captureLogs: true,
-    beforeReady: (app) => app.get('/__boom', { schema: { hide: true } }, async () => {
-      throw new Error('secret internals: password=hunter2')
-    }),
-  })
+  t = await createTestApp(
+    { RATE_LIMIT_PER_MINUTE: '5' },
+    {
+      captureLogs: true,
+      beforeReady: (app) =>
+        app.get('/__boom', { schema: { hide: true } }, async () => {
+          throw new Error('secret internals: password=hunter2')
+        }),
+    },
+  )
   org = await createOrg(t.db)
 })
 afterAll(() => t.close())
@@ -27,7 +31,9 @@ describe('error shape', () => {
 
   it('non-JSON body → 415', async () => {
     const res = await t.app.inject({
-      method: 'POST', url: '/v3/organisations', payload: 'hello',
+      method: 'POST',
+      url: '/v3/organisations',
+      payload: 'hello',
       headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'text/plain' },
     })
     expect(res.statusCode).toBe(415)
@@ -36,7 +42,8 @@ describe('error shape', () => {
 
   it('body over 1 MiB → 413', async () => {
     const res = await t.app.inject({
-      method: 'POST', url: '/v3/organisations',
+      method: 'POST',
+      url: '/v3/organisations',
       payload: JSON.stringify({ tradingName: 'x'.repeat(1024 * 1024 + 10) }),
       headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' },
     })
@@ -46,7 +53,9 @@ describe('error shape', () => {
 
   it('malformed JSON → 400', async () => {
     const res = await t.app.inject({
-      method: 'POST', url: '/v3/organisations', payload: '{"a":',
+      method: 'POST',
+      url: '/v3/organisations',
+      payload: '{"a":',
       headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' },
     })
     expect(res.statusCode).toBe(400)
@@ -89,14 +98,25 @@ describe('health and docs', () => {
     expect(ready.json().status).toBe('ready')
   })
 
-  it('serves OpenAPI 3 with each route once, in the spec\'s form, and the docs UI', async () => {
+  it("serves OpenAPI 3 with each route once, in the spec's form, and the docs UI", async () => {
     const spec = (await t.app.inject({ url: '/openapi.json' })).json()
     expect(spec.openapi).toMatch(/^3\./)
     expect(Object.keys(spec.paths).sort()).toEqual([
-      '/funds/allocations', '/funds/allocations/{id}', '/funds/allocations/{id}/reverse', '/healthz',
-      '/quotes/carbon', '/quotes/nature', '/quotes/{id}', '/quotes/{id}/projects', '/readyz',
-      '/v3/checkout/sessions', '/v3/checkout/sessions/{id}', '/v3/organisations', '/v3/organisations/{id}',
-      '/v3/post-purchase/sessions', '/v3/post-purchase/sessions/{id}',
+      '/funds/allocations',
+      '/funds/allocations/{id}',
+      '/funds/allocations/{id}/reverse',
+      '/healthz',
+      '/quotes/carbon',
+      '/quotes/nature',
+      '/quotes/{id}',
+      '/quotes/{id}/projects',
+      '/readyz',
+      '/v3/checkout/sessions',
+      '/v3/checkout/sessions/{id}',
+      '/v3/organisations',
+      '/v3/organisations/{id}',
+      '/v3/post-purchase/sessions',
+      '/v3/post-purchase/sessions/{id}',
     ])
     const quoteBody = spec.paths['/quotes/carbon'].post.requestBody.content['application/json']
     expect(JSON.stringify(quoteBody)).toContain('Blossom & Bloom')

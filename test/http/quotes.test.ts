@@ -64,13 +64,17 @@ describe('POST /quotes/carbon', () => {
   })
 
   it('prices USD 100 at a US restaurant for a Californian consumer (state-level project, no sales tax)', async () => {
-    const res = await post(merchant.apiKey, '/v3/quotes/carbon', floristQuote(merchant.organisationId, {
-      locale: 'en-US',
-      consumer: { reference: 'c-us', countryCode: 'USA', state: 'CA' },
-      merchant: { name: 'Diner', mcc: '5812', address: { countryCode: 'USA', state: 'CA' } },
-      transaction: { amount: 100, currencyCode: 'USD' },
-      projectFilters: { credits: { matchConsumerLocation: true } },
-    }))
+    const res = await post(
+      merchant.apiKey,
+      '/v3/quotes/carbon',
+      floristQuote(merchant.organisationId, {
+        locale: 'en-US',
+        consumer: { reference: 'c-us', countryCode: 'USA', state: 'CA' },
+        merchant: { name: 'Diner', mcc: '5812', address: { countryCode: 'USA', state: 'CA' } },
+        transaction: { amount: 100, currencyCode: 'USD' },
+        projectFilters: { credits: { matchConsumerLocation: true } },
+      }),
+    )
     expect(res.statusCode).toBe(201)
     const quote = res.json()
     // USEEIO 5812 0.194 kg/USD2022; $100 × CPI 292.655/313.689 = $93.29 → 18.0992 kg.
@@ -89,10 +93,14 @@ describe('POST /quotes/carbon', () => {
     [{ countryCode: 'DEU' }, 'country', 1],
     [{ countryCode: 'JPN' }, 'global', 3],
   ])('matches consumer location %j at %s level', async (consumer, accuracy, count) => {
-    const res = await post(merchant.apiKey, '/quotes/carbon', floristQuote(merchant.organisationId, {
-      consumer: { reference: 'c', ...consumer },
-      projectFilters: { credits: { matchConsumerLocation: true } },
-    }))
+    const res = await post(
+      merchant.apiKey,
+      '/quotes/carbon',
+      floristQuote(merchant.organisationId, {
+        consumer: { reference: 'c', ...consumer },
+        projectFilters: { credits: { matchConsumerLocation: true } },
+      }),
+    )
     expect(res.statusCode).toBe(201)
     expect(res.json().credits.consumerLocationMatchAccuracy).toBe(accuracy)
     const projects = (await client(t.app, merchant.apiKey).get(`/quotes/${res.json().quoteId}/projects`)).json()
@@ -110,9 +118,13 @@ describe('POST /quotes/carbon', () => {
   })
 
   it('includes impact partner details and partner rates only when asked', async () => {
-    const res = await post(merchant.apiKey, '/quotes/carbon', floristQuote(merchant.organisationId, {
-      responseOptions: { includeImpactPartnerDetails: true, includeImpactPartnerRates: true },
-    }))
+    const res = await post(
+      merchant.apiKey,
+      '/quotes/carbon',
+      floristQuote(merchant.organisationId, {
+        responseOptions: { includeImpactPartnerDetails: true, includeImpactPartnerRates: true },
+      }),
+    )
     const quote = res.json()
     const creditPartnerIds = quote.credits.impactPartners.map((p: { id: string }) => p.id)
     expect(creditPartnerIds).toEqual([DEMO_PARTNER_IDS.verdantRemovals, DEMO_PARTNER_IDS.forestGuardians])
@@ -130,12 +142,20 @@ describe('POST /quotes/carbon', () => {
     expect(Object.keys(ocean.images)).toEqual(['logos'])
     expect(quote.partnerRates.credits.map((r: { partnerId: string }) => r.partnerId)).toEqual(creditPartnerIds)
     for (const entry of quote.partnerRates.credits) expect(entry.rates).toEqual(quote.credits.effectiveRates)
-    expect(quote.partnerRates.contribution.map((r: { partnerId: string }) => r.partnerId))
-      .toEqual([DEMO_PARTNER_IDS.rewildTrust, DEMO_PARTNER_IDS.oceanCommons])
+    expect(quote.partnerRates.contribution.map((r: { partnerId: string }) => r.partnerId)).toEqual([
+      DEMO_PARTNER_IDS.rewildTrust,
+      DEMO_PARTNER_IDS.oceanCommons,
+    ])
 
-    const off = (await post(merchant.apiKey, '/quotes/carbon', floristQuote(merchant.organisationId, {
-      responseOptions: { includeImpactPartnerDetails: false, includeImpactPartnerRates: false },
-    }))).json()
+    const off = (
+      await post(
+        merchant.apiKey,
+        '/quotes/carbon',
+        floristQuote(merchant.organisationId, {
+          responseOptions: { includeImpactPartnerDetails: false, includeImpactPartnerRates: false },
+        }),
+      )
+    ).json()
     expect('impactPartners' in off.credits).toBe(false)
     expect('impactPartners' in off.contribution).toBe(false)
     expect('partnerRates' in off).toBe(false)
@@ -155,21 +175,36 @@ describe('POST /quotes/carbon', () => {
   })
 
   it('prices JPY in whole yen and KWD with three decimals', async () => {
-    const jpy = (await post(merchant.apiKey, '/quotes/carbon', floristQuote(merchant.organisationId, {
-      consumer: { reference: 'c', countryCode: 'JPN' }, transaction: { amount: 12000, currencyCode: 'JPY' },
-    }))).json()
+    const jpy = (
+      await post(
+        merchant.apiKey,
+        '/quotes/carbon',
+        floristQuote(merchant.organisationId, {
+          consumer: { reference: 'c', countryCode: 'JPN' },
+          transaction: { amount: 12000, currencyCode: 'JPY' },
+        }),
+      )
+    ).json()
     for (const value of Object.values(jpy.credits.amounts) as number[]) expect(Number.isInteger(value)).toBe(true)
     const { amounts } = jpy.credits
     expect(sum(amounts.impact, amounts.impactTax, amounts.serviceFee, amounts.serviceFeeTax)).toBe(String(amounts.total))
 
-    const kwd = (await post(merchant.apiKey, '/quotes/carbon', floristQuote(merchant.organisationId, {
-      consumer: { reference: 'c', countryCode: 'KWT' }, transaction: { amount: 25.125, currencyCode: 'KWD' },
-    }))).json()
+    const kwd = (
+      await post(
+        merchant.apiKey,
+        '/quotes/carbon',
+        floristQuote(merchant.organisationId, {
+          consumer: { reference: 'c', countryCode: 'KWT' },
+          transaction: { amount: 25.125, currencyCode: 'KWD' },
+        }),
+      )
+    ).json()
     expect(kwd.currencyCode).toBe('KWD')
-    for (const value of Object.values(kwd.credits.amounts) as number[]) expect(new Decimal(String(value)).decimalPlaces()).toBeLessThanOrEqual(3)
+    for (const value of Object.values(kwd.credits.amounts) as number[])
+      expect(new Decimal(String(value)).decimalPlaces()).toBeLessThanOrEqual(3)
   })
 
-  it('uses the organisation\'s MCC and location when merchant is omitted', async () => {
+  it("uses the organisation's MCC and location when merchant is omitted", async () => {
     const res = await post(merchant.apiKey, '/quotes/carbon', { ...floristQuote(merchant.organisationId), merchant: undefined })
     expect(res.statusCode).toBe(201)
     expect(res.json().footprint.co2eGrams).toBe(10833.2)
@@ -188,9 +223,24 @@ describe('POST /quotes/carbon', () => {
     ['an unknown consumer country', { consumer: { reference: 'c', countryCode: 'XXX' } }, 'UNKNOWN_COUNTRY', '/consumer/countryCode'],
     ['a lower-case country', { consumer: { reference: 'c', countryCode: 'gbr' } }, 'BAD_REQUEST', '/consumer/countryCode'],
     ['a two-letter country', { consumer: { reference: 'c', countryCode: 'GB' } }, 'BAD_REQUEST', '/consumer/countryCode'],
-    ['an unknown merchant country', { merchant: { name: 'x', mcc: '5992', address: { countryCode: 'ZZZ' } } }, 'UNKNOWN_COUNTRY', '/merchant/address/countryCode'],
-    ['a currency that is not ISO 4217', { transaction: { amount: 10, currencyCode: 'XYZ' } }, 'UNSUPPORTED_CURRENCY', '/transaction/currencyCode'],
-    ['an ISO currency we cannot price', { transaction: { amount: 10, currencyCode: 'BRL' } }, 'UNSUPPORTED_CURRENCY', '/transaction/currencyCode'],
+    [
+      'an unknown merchant country',
+      { merchant: { name: 'x', mcc: '5992', address: { countryCode: 'ZZZ' } } },
+      'UNKNOWN_COUNTRY',
+      '/merchant/address/countryCode',
+    ],
+    [
+      'a currency that is not ISO 4217',
+      { transaction: { amount: 10, currencyCode: 'XYZ' } },
+      'UNSUPPORTED_CURRENCY',
+      '/transaction/currencyCode',
+    ],
+    [
+      'an ISO currency we cannot price',
+      { transaction: { amount: 10, currencyCode: 'BRL' } },
+      'UNSUPPORTED_CURRENCY',
+      '/transaction/currencyCode',
+    ],
     ['a 3-digit MCC', { merchant: { name: 'x', mcc: '599', address: { countryCode: 'GBR' } } }, 'BAD_REQUEST', '/merchant/mcc'],
     ['a zero amount', { transaction: { amount: 0, currencyCode: 'GBP' } }, 'BAD_REQUEST', '/transaction/amount'],
     ['a negative amount', { transaction: { amount: -5, currencyCode: 'GBP' } }, 'BAD_REQUEST', '/transaction/amount'],
@@ -201,13 +251,28 @@ describe('POST /quotes/carbon', () => {
     ['an unknown property', { discount: 5 }, 'BAD_REQUEST', '/discount'],
     ['an unknown nested property', { consumer: { reference: 'c', countryCode: 'GBR', email: 'a@b.c' } }, 'BAD_REQUEST', '/consumer/email'],
     ['a missing consumer reference', { consumer: { countryCode: 'GBR' } }, 'BAD_REQUEST', '/consumer/reference'],
-    ['an over-long consumer reference', { consumer: { reference: 'x'.repeat(201), countryCode: 'GBR' } }, 'BAD_REQUEST', '/consumer/reference'],
+    [
+      'an over-long consumer reference',
+      { consumer: { reference: 'x'.repeat(201), countryCode: 'GBR' } },
+      'BAD_REQUEST',
+      '/consumer/reference',
+    ],
     ['an empty locale', { locale: '' }, 'BAD_REQUEST', '/locale'],
     ['a non-uuid organisation', { organisationId: '42' }, 'BAD_REQUEST', '/organisationId'],
     ['an unknown order item field', { orderItems: [{ sku: 'A', colour: 'red' }] }, 'BAD_REQUEST', '/orderItems/0/colour'],
     ['a fractional quantity', { orderItems: [{ sku: 'A', quantity: 1.5 }] }, 'BAD_REQUEST', '/orderItems/0/quantity'],
-    ['an order item in an unknown currency', { orderItems: [{ sku: 'A', unitPrice: { value: 1, currencyCode: 'QQQ' } }] }, 'UNSUPPORTED_CURRENCY', '/orderItems/0/unitPrice/currencyCode'],
-    ['an order item price with too many decimals', { orderItems: [{ sku: 'A', unitPrice: { value: 15.999, currencyCode: 'GBP' } }] }, 'AMOUNT_PRECISION', '/orderItems/0/unitPrice/value'],
+    [
+      'an order item in an unknown currency',
+      { orderItems: [{ sku: 'A', unitPrice: { value: 1, currencyCode: 'QQQ' } }] },
+      'UNSUPPORTED_CURRENCY',
+      '/orderItems/0/unitPrice/currencyCode',
+    ],
+    [
+      'an order item price with too many decimals',
+      { orderItems: [{ sku: 'A', unitPrice: { value: 15.999, currencyCode: 'GBP' } }] },
+      'AMOUNT_PRECISION',
+      '/orderItems/0/unitPrice/value',
+    ],
     ['more than 500 order items', { orderItems: Array.from({ length: 501 }, () => ({ sku: 'A' })) }, 'BAD_REQUEST', '/orderItems'],
   ])('answers 400 for %s', async (_label, extra, code, path) => {
     const res = await post(merchant.apiKey, '/quotes/carbon', floristQuote(merchant.organisationId, extra))
@@ -217,10 +282,23 @@ describe('POST /quotes/carbon', () => {
   })
 
   it('accepts order items in the shape of the session request, and nulls for optional objects', async () => {
-    const res = await post(merchant.apiKey, '/quotes/carbon', floristQuote(merchant.organisationId, {
-      orderItems: [{ itemReference: 'line_1', sku: 'POT_MEDIUM', description: 'Flower pot', category: 'pots', quantity: 3, unitPrice: { value: 15.99, currencyCode: 'GBP' } }],
-      responseOptions: null,
-    }))
+    const res = await post(
+      merchant.apiKey,
+      '/quotes/carbon',
+      floristQuote(merchant.organisationId, {
+        orderItems: [
+          {
+            itemReference: 'line_1',
+            sku: 'POT_MEDIUM',
+            description: 'Flower pot',
+            category: 'pots',
+            quantity: 3,
+            unitPrice: { value: 15.99, currencyCode: 'GBP' },
+          },
+        ],
+        responseOptions: null,
+      }),
+    )
     expect(res.statusCode).toBe(201)
     const row = await t.db.selectFrom('quotes').select(['request']).where('id', '=', res.json().quoteId).executeTakeFirstOrThrow()
     expect(row.request.orderItems).toHaveLength(1)
@@ -229,11 +307,22 @@ describe('POST /quotes/carbon', () => {
   it('answers 422 when no credit project is available to the organisation', async () => {
     const limited = await createOrg(t.db)
     const catalogue = demoCatalogue()
-    await importCatalogue(t.db, { ...catalogue, organisationPartners: [{ organisationId: limited.organisationId, impactPartnerIds: [DEMO_PARTNER_IDS.rewildTrust] }] }, t.clock.now())
+    await importCatalogue(
+      t.db,
+      {
+        ...catalogue,
+        organisationPartners: [{ organisationId: limited.organisationId, impactPartnerIds: [DEMO_PARTNER_IDS.rewildTrust] }],
+      },
+      t.clock.now(),
+    )
     const res = await post(limited.apiKey, '/quotes/carbon', floristQuote(limited.organisationId))
     expect(res.statusCode).toBe(422)
     expect(res.json().code).toBe('NO_CREDIT_PROJECTS')
-    const nature = await post(limited.apiKey, '/quotes/nature', floristQuote(limited.organisationId, { responseOptions: { includeImpactPartnerDetails: true } }))
+    const nature = await post(
+      limited.apiKey,
+      '/quotes/nature',
+      floristQuote(limited.organisationId, { responseOptions: { includeImpactPartnerDetails: true } }),
+    )
     expect(nature.statusCode).toBe(201)
     expect(nature.json().contribution.impactPartners.map((p: { id: string }) => p.id)).toEqual([DEMO_PARTNER_IDS.rewildTrust])
   })
@@ -250,7 +339,7 @@ describe('organisation tree', () => {
     expect(row.organisation_id).toBe(child.organisationId)
   })
 
-  it('refuses an organisationId outside the key\'s tree (403) and hides other organisations\' quotes (404)', async () => {
+  it("refuses an organisationId outside the key's tree (403) and hides other organisations' quotes (404)", async () => {
     expect((await post(child.apiKey, '/quotes/carbon', floristQuote(bank.organisationId))).statusCode).toBe(403)
     expect((await post(merchant.apiKey, '/quotes/carbon', floristQuote(stranger.organisationId))).statusCode).toBe(403)
     const id = (await post(merchant.apiKey, '/quotes/carbon', floristQuote(merchant.organisationId))).json().quoteId
@@ -266,9 +355,13 @@ describe('organisation tree', () => {
 
 describe('stored quotes', () => {
   it('GET /quotes/:id returns the creation response byte for byte', async () => {
-    const created = await post(merchant.apiKey, '/quotes/carbon', floristQuote(merchant.organisationId, {
-      responseOptions: { includeImpactPartnerDetails: true, includeImpactPartnerRates: true },
-    }))
+    const created = await post(
+      merchant.apiKey,
+      '/quotes/carbon',
+      floristQuote(merchant.organisationId, {
+        responseOptions: { includeImpactPartnerDetails: true, includeImpactPartnerRates: true },
+      }),
+    )
     const id = created.json().quoteId
     const read = await client(t.app, merchant.apiKey).get(`/quotes/${id}`)
     expect(read.statusCode).toBe(200)
@@ -280,10 +373,14 @@ describe('stored quotes', () => {
     const id = before.json().quoteId
     const projectsBefore = (await client(t.app, merchant.apiKey).get(`/quotes/${id}/projects`)).body
     const catalogue = demoCatalogue()
-    await importCatalogue(t.db, {
-      ...catalogue,
-      projects: catalogue.projects.map((p) => ({ ...p, price: '99.00', name: `${p.name} (renamed)` })),
-    }, t.clock.now())
+    await importCatalogue(
+      t.db,
+      {
+        ...catalogue,
+        projects: catalogue.projects.map((p) => ({ ...p, price: '99.00', name: `${p.name} (renamed)` })),
+      },
+      t.clock.now(),
+    )
     await t.db.updateTable('organisations').set({ service_fee_rate: '0.5' }).where('id', '=', merchant.organisationId).execute()
     try {
       t.app.log.info('catalogue and fee changed')
@@ -303,17 +400,32 @@ describe('stored quotes', () => {
   it('stores the locked quote with its provenance', async () => {
     const id = (await post(merchant.apiKey, '/quotes/carbon', floristQuote(merchant.organisationId))).json().quoteId
     const row = await t.db.selectFrom('quotes').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
-    expect(row).toMatchObject({ organisation_id: merchant.organisationId, impact_type: 'carbon', currency_code: 'GBP', tax_liability: 'platform' })
+    expect(row).toMatchObject({
+      organisation_id: merchant.organisationId,
+      impact_type: 'carbon',
+      currency_code: 'GBP',
+      tax_liability: 'platform',
+    })
     expect(row.locked.provenance.factor).toMatchObject({ mcc: '5992', region: 'GBR', baseCurrency: 'EUR' })
     expect(row.locked.provenance.fx).toMatchObject({ from: 'GBP', to: 'EUR', date: expect.any(String) })
     expect(row.locked.provenance.tax).toMatchObject({ ruleSetVersion: expect.any(String), jurisdiction: { country: 'GB' } })
     // The catalogue part (partners, priced projects) is stored once per distinct content and shared.
     expect(row.locked.credits?.projects).toBeUndefined()
     expect(row.locked.partners).toBeUndefined()
-    const snapshot = await t.db.selectFrom('quote_snapshots').selectAll().where('id', '=', row.snapshot_id ?? '').executeTakeFirstOrThrow()
+    const snapshot = await t.db
+      .selectFrom('quote_snapshots')
+      .selectAll()
+      .where('id', '=', row.snapshot_id ?? '')
+      .executeTakeFirstOrThrow()
     expect(snapshot.body.projects.map((p) => p.id)).toHaveLength(3)
     expect(snapshot.body.partners.length).toBeGreaterThan(0)
-    const second = (await post(merchant.apiKey, '/quotes/carbon', floristQuote(merchant.organisationId, { transaction: { amount: 12.5, currencyCode: 'GBP' } }))).json().quoteId
+    const second = (
+      await post(
+        merchant.apiKey,
+        '/quotes/carbon',
+        floristQuote(merchant.organisationId, { transaction: { amount: 12.5, currencyCode: 'GBP' } }),
+      )
+    ).json().quoteId
     const secondRow = await t.db.selectFrom('quotes').select('snapshot_id').where('id', '=', second).executeTakeFirstOrThrow()
     expect(secondRow.snapshot_id).toBe(row.snapshot_id)
   })
@@ -342,10 +454,16 @@ describe('GET /quotes/:id/projects', () => {
 
 describe('POST /quotes/nature', () => {
   it('returns the nature footprint and contribution rates, with no credits section', async () => {
-    const res = await post(merchant.apiKey, '/v3/quotes/nature', floristQuote(merchant.organisationId, {
-      locale: 'de-DE', consumer: { reference: 'c', countryCode: 'DEU' }, transaction: { amount: 100, currencyCode: 'EUR' },
-      responseOptions: { includeImpactPartnerRates: true },
-    }))
+    const res = await post(
+      merchant.apiKey,
+      '/v3/quotes/nature',
+      floristQuote(merchant.organisationId, {
+        locale: 'de-DE',
+        consumer: { reference: 'c', countryCode: 'DEU' },
+        transaction: { amount: 100, currencyCode: 'EUR' },
+        responseOptions: { includeImpactPartnerRates: true },
+      }),
+    )
     expect(res.statusCode).toBe(201)
     const quote = res.json()
     expect(Object.keys(quote).sort()).toEqual(['contribution', 'createdAt', 'currencyCode', 'footprint', 'partnerRates', 'quoteId'])
@@ -354,7 +472,12 @@ describe('POST /quotes/nature', () => {
     expect(quote.footprint.equivalents.length).toBeGreaterThan(0)
     // German consumer: 19% VAT on the fee: D = 1 + 0.2 × 1.19 = 1.238. Shares of 10^10: 8077544426.49,
     // 1615508885.30, 306946688.21 → floors leave 1 unit, which goes to the largest remainder (.49).
-    expect(quote.contribution.effectiveRates).toEqual({ impact: 0.8077544427, impactTax: 0, serviceFee: 0.1615508885, serviceFeeTax: 0.0306946688 })
+    expect(quote.contribution.effectiveRates).toEqual({
+      impact: 0.8077544427,
+      impactTax: 0,
+      serviceFee: 0.1615508885,
+      serviceFeeTax: 0.0306946688,
+    })
     expect(quote.partnerRates.credits).toEqual([])
     const projects = await client(t.app, merchant.apiKey).get(`/quotes/${quote.quoteId}/projects`)
     expect(projects.json()).toEqual([])

@@ -15,11 +15,18 @@ afterAll(() => t.close())
 describe('SESSION_TTL_SECONDS', () => {
   it.each(['post-purchase', 'checkout'])('sets the lifetime of a %s session', async (kind) => {
     const { locale: _locale, ...body } = floristQuote(merchant.organisationId)
-    const res = await client(t.app, merchant.apiKey).post(`/v3/${kind}/sessions`, kind === 'checkout' ? body : { ...body, sdkVariant: 'takeover' })
+    const res = await client(t.app, merchant.apiKey).post(
+      `/v3/${kind}/sessions`,
+      kind === 'checkout' ? body : { ...body, sdkVariant: 'takeover' },
+    )
     expect(res.statusCode).toBe(200)
     const created = res.json()
     expect(created.expiresAt).toBe(new Date(t.clock.now().getTime() + 1000).toISOString())
-    const row = await t.db.selectFrom('sessions').select(['created_at', 'expires_at']).where('id', '=', created.sessionId).executeTakeFirstOrThrow()
+    const row = await t.db
+      .selectFrom('sessions')
+      .select(['created_at', 'expires_at'])
+      .where('id', '=', created.sessionId)
+      .executeTakeFirstOrThrow()
     expect(row.expires_at.getTime() - row.created_at.getTime()).toBe(1000)
 
     const read = () => client(t.app, created.clientSecret).get(`/v3/${kind}/sessions/${created.sessionId}`)

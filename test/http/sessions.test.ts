@@ -35,11 +35,20 @@ const checkoutBody = (organisationId: string, extra: Record<string, unknown> = {
   return { ...body, ...extra }
 }
 
-interface Created { sessionId: string; clientSecret: string; quoteId: string; expiresAt: string }
+interface Created {
+  sessionId: string
+  clientSecret: string
+  quoteId: string
+  expiresAt: string
+}
 
 const post = (key: string, path: string, body: unknown) => client(t.app, key).post(path, body)
 
-async function createSession(path = '/v3/post-purchase/sessions', body: unknown = postPurchaseBody(merchant.organisationId), key = merchant.apiKey): Promise<Created> {
+async function createSession(
+  path = '/v3/post-purchase/sessions',
+  body: unknown = postPurchaseBody(merchant.organisationId),
+  key = merchant.apiKey,
+): Promise<Created> {
   const res = await post(key, path, body)
   expect(res.statusCode, res.body).toBe(200)
   return res.json()
@@ -102,8 +111,20 @@ describe('POST /v3/post-purchase/sessions', () => {
   })
 
   it('stores order items for reporting and accepts the takeover variant', async () => {
-    const orderItems = [{ itemReference: 'line_1', sku: 'POT_MEDIUM', description: 'Flower pot', category: 'pots', quantity: 3, unitPrice: { value: 15.99, currencyCode: 'GBP' } }]
-    const created = await createSession('/v3/post-purchase/sessions', postPurchaseBody(merchant.organisationId, { sdkVariant: 'takeover', orderItems }))
+    const orderItems = [
+      {
+        itemReference: 'line_1',
+        sku: 'POT_MEDIUM',
+        description: 'Flower pot',
+        category: 'pots',
+        quantity: 3,
+        unitPrice: { value: 15.99, currencyCode: 'GBP' },
+      },
+    ]
+    const created = await createSession(
+      '/v3/post-purchase/sessions',
+      postPurchaseBody(merchant.organisationId, { sdkVariant: 'takeover', orderItems }),
+    )
     const quote = await t.db.selectFrom('quotes').select('request').where('id', '=', created.quoteId).executeTakeFirstOrThrow()
     expect(quote.request.orderItems).toEqual(orderItems)
     expect((await read(created.clientSecret, created.sessionId)).json().sdkVariant).toBe('takeover')
@@ -128,9 +149,24 @@ describe('POST /v3/post-purchase/sessions', () => {
     ['a null sdkVariant', { sdkVariant: null }, 'BAD_REQUEST', '/sdkVariant'],
     ['an upper-case sdkVariant', { sdkVariant: 'EMBEDDED' }, 'BAD_REQUEST', '/sdkVariant'],
     ['an unknown impactType', { impactType: 'ocean' }, 'BAD_REQUEST', '/impactType'],
-    ['the quote request\'s nested location filter', { projectFilters: { credits: { matchConsumerLocation: true } } }, 'BAD_REQUEST', '/projectFilters/credits'],
-    ['a non-boolean location filter', { projectFilters: { matchConsumerLocation: 'yes' } }, 'BAD_REQUEST', '/projectFilters/matchConsumerLocation'],
-    ['responseOptions (not part of a session request)', { responseOptions: { includeImpactPartnerDetails: true } }, 'BAD_REQUEST', '/responseOptions'],
+    [
+      "the quote request's nested location filter",
+      { projectFilters: { credits: { matchConsumerLocation: true } } },
+      'BAD_REQUEST',
+      '/projectFilters/credits',
+    ],
+    [
+      'a non-boolean location filter',
+      { projectFilters: { matchConsumerLocation: 'yes' } },
+      'BAD_REQUEST',
+      '/projectFilters/matchConsumerLocation',
+    ],
+    [
+      'responseOptions (not part of a session request)',
+      { responseOptions: { includeImpactPartnerDetails: true } },
+      'BAD_REQUEST',
+      '/responseOptions',
+    ],
     ['an unknown property', { clientReference: 'x' }, 'BAD_REQUEST', '/clientReference'],
     ['an empty locale', { locale: '' }, 'BAD_REQUEST', '/locale'],
     ['a missing consumer', { consumer: undefined }, 'BAD_REQUEST', '/consumer'],
@@ -139,7 +175,12 @@ describe('POST /v3/post-purchase/sessions', () => {
     ['too many decimals for GBP', { transaction: { amount: 47.975, currencyCode: 'GBP' } }, 'AMOUNT_PRECISION', '/transaction/amount'],
     ['an unpriceable currency', { transaction: { amount: 10, currencyCode: 'BRL' } }, 'UNSUPPORTED_CURRENCY', '/transaction/currencyCode'],
     ['an unknown order item field', { orderItems: [{ sku: 'A', colour: 'red' }] }, 'BAD_REQUEST', '/orderItems/0/colour'],
-    ['an order item price with too many decimals', { orderItems: [{ sku: 'A', unitPrice: { value: 15.999, currencyCode: 'GBP' } }] }, 'AMOUNT_PRECISION', '/orderItems/0/unitPrice/value'],
+    [
+      'an order item price with too many decimals',
+      { orderItems: [{ sku: 'A', unitPrice: { value: 15.999, currencyCode: 'GBP' } }] },
+      'AMOUNT_PRECISION',
+      '/orderItems/0/unitPrice/value',
+    ],
     ['a non-uuid organisation', { organisationId: 'acme' }, 'BAD_REQUEST', '/organisationId'],
   ])('answers 400 for %s', async (_label, extra, code, path) => {
     const before = await countRows()
@@ -151,9 +192,17 @@ describe('POST /v3/post-purchase/sessions', () => {
   })
 
   it('names the sdkVariant problem plainly', async () => {
-    const missing = await post(merchant.apiKey, '/v3/post-purchase/sessions', postPurchaseBody(merchant.organisationId, { sdkVariant: undefined }))
+    const missing = await post(
+      merchant.apiKey,
+      '/v3/post-purchase/sessions',
+      postPurchaseBody(merchant.organisationId, { sdkVariant: undefined }),
+    )
     expect(missing.json()).toMatchObject({ error: 'sdkvariant is required', details: [{ path: '/sdkVariant', message: 'is required' }] })
-    const unknown = await post(merchant.apiKey, '/v3/post-purchase/sessions', postPurchaseBody(merchant.organisationId, { sdkVariant: 'popup' }))
+    const unknown = await post(
+      merchant.apiKey,
+      '/v3/post-purchase/sessions',
+      postPurchaseBody(merchant.organisationId, { sdkVariant: 'popup' }),
+    )
     expect(unknown.json().details).toEqual([{ path: '/sdkVariant', message: 'must be equal to one of the allowed values' }])
   })
 
@@ -161,11 +210,16 @@ describe('POST /v3/post-purchase/sessions', () => {
     const res = await post(bank.apiKey, '/v3/post-purchase/sessions', postPurchaseBody(bank.organisationId, { merchant: undefined }))
     expect(res.statusCode).toBe(400)
     expect(res.json()).toMatchObject({ code: 'MCC_REQUIRED', details: [{ path: '/merchant' }] })
-    expect((await post(merchant.apiKey, '/v3/post-purchase/sessions', postPurchaseBody(merchant.organisationId, { merchant: undefined }))).statusCode).toBe(200)
-    expect((await post(merchant.apiKey, '/v3/post-purchase/sessions', postPurchaseBody(merchant.organisationId, { merchant: null }))).statusCode).toBe(200)
+    expect(
+      (await post(merchant.apiKey, '/v3/post-purchase/sessions', postPurchaseBody(merchant.organisationId, { merchant: undefined })))
+        .statusCode,
+    ).toBe(200)
+    expect(
+      (await post(merchant.apiKey, '/v3/post-purchase/sessions', postPurchaseBody(merchant.organisationId, { merchant: null }))).statusCode,
+    ).toBe(200)
   })
 
-  it('acts for a child organisation with the parent\'s key; refuses organisations outside the tree (403)', async () => {
+  it("acts for a child organisation with the parent's key; refuses organisations outside the tree (403)", async () => {
     const created = await createSession('/v3/post-purchase/sessions', postPurchaseBody(child.organisationId), bank.apiKey)
     const row = await t.db.selectFrom('sessions').select('organisation_id').where('id', '=', created.sessionId).executeTakeFirstOrThrow()
     expect(row.organisation_id).toBe(child.organisationId)
@@ -187,7 +241,14 @@ describe('POST /v3/post-purchase/sessions', () => {
 
 async function countRows(): Promise<{ quotes: number; sessions: number }> {
   const count = async (table: 'quotes' | 'sessions') =>
-    Number((await t.db.selectFrom(table).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n)
+    Number(
+      (
+        await t.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
   return { quotes: await count('quotes'), sessions: await count('sessions') }
 }
 
@@ -241,7 +302,18 @@ describe('nature sessions', () => {
     const row = await t.db.selectFrom('sessions').select('impact_type').where('id', '=', created.sessionId).executeTakeFirstOrThrow()
     expect(row.impact_type).toBe('nature')
     const sdk = (await read(created.clientSecret, created.sessionId)).json()
-    expect(Object.keys(sdk)).toEqual(['sessionId', 'kind', 'sdkVariant', 'impactType', 'expiresAt', 'quoteId', 'currencyCode', 'locale', 'footprint', 'contribution'])
+    expect(Object.keys(sdk)).toEqual([
+      'sessionId',
+      'kind',
+      'sdkVariant',
+      'impactType',
+      'expiresAt',
+      'quoteId',
+      'currencyCode',
+      'locale',
+      'footprint',
+      'contribution',
+    ])
     expect(sdk.impactType).toBe('nature')
     const quote = (await client(t.app, merchant.apiKey).get(`/quotes/${created.quoteId}`)).json()
     expect('credits' in quote).toBe(false)
@@ -249,7 +321,10 @@ describe('nature sessions', () => {
     expect(Object.keys(sdk.footprint).sort()).toEqual(['areaSquareFeet', 'areaSquareMetres', 'equivalents'])
     expect(sdk.footprint.equivalents.map((e: { key: string }) => e.key)).toEqual(['parkingSpace', 'tennisCourt'])
     expect(sdk.contribution.effectiveRates).toEqual(quote.contribution.effectiveRates)
-    expect(sdk.contribution.impactPartners.map((p: { id: string }) => p.id)).toEqual([DEMO_PARTNER_IDS.rewildTrust, DEMO_PARTNER_IDS.oceanCommons])
+    expect(sdk.contribution.impactPartners.map((p: { id: string }) => p.id)).toEqual([
+      DEMO_PARTNER_IDS.rewildTrust,
+      DEMO_PARTNER_IDS.oceanCommons,
+    ])
     expect((await client(t.app, merchant.apiKey).get(`/quotes/${created.quoteId}/projects`)).json()).toEqual([])
   })
 
@@ -262,12 +337,17 @@ describe('nature sessions', () => {
 })
 
 describe('projectFilters.matchConsumerLocation', () => {
-  it('prices projects in the consumer\'s state when true, globally when false or absent', async () => {
+  it("prices projects in the consumer's state when true, globally when false or absent", async () => {
     const consumer = { reference: 'c-us', countryCode: 'USA', state: 'CA' }
     const transaction = { amount: 100, currencyCode: 'USD' }
-    const local = await createSession('/v3/post-purchase/sessions', postPurchaseBody(merchant.organisationId, {
-      consumer, transaction, projectFilters: { matchConsumerLocation: true },
-    }))
+    const local = await createSession(
+      '/v3/post-purchase/sessions',
+      postPurchaseBody(merchant.organisationId, {
+        consumer,
+        transaction,
+        projectFilters: { matchConsumerLocation: true },
+      }),
+    )
     expect((await read(local.clientSecret, local.sessionId)).json().credits.consumerLocationMatchAccuracy).toBe('state')
     const projects = (await client(t.app, merchant.apiKey).get(`/quotes/${local.quoteId}/projects`)).json()
     expect(projects.map((p: { name: string }) => p.name)).toEqual(['Family forest management, California (demo)'])
@@ -275,8 +355,13 @@ describe('projectFilters.matchConsumerLocation', () => {
     expect(quote.request.matchConsumerLocation).toBe(true)
 
     for (const projectFilters of [{ matchConsumerLocation: false }, {}, null]) {
-      const global = await createSession('/v3/checkout/sessions', checkoutBody(merchant.organisationId, { consumer, transaction, projectFilters }))
-      expect((await read(global.clientSecret, global.sessionId, '', 'checkout')).json().credits.consumerLocationMatchAccuracy).toBe('global')
+      const global = await createSession(
+        '/v3/checkout/sessions',
+        checkoutBody(merchant.organisationId, { consumer, transaction, projectFilters }),
+      )
+      expect((await read(global.clientSecret, global.sessionId, '', 'checkout')).json().credits.consumerLocationMatchAccuracy).toBe(
+        'global',
+      )
     }
   })
 })
@@ -324,14 +409,24 @@ describe('the quote behind a session', () => {
 })
 
 describe('GET /v3/post-purchase/sessions/:id (frontend SDK)', () => {
-  it('returns what the SDK renders, with the session\'s client secret', async () => {
+  it("returns what the SDK renders, with the session's client secret", async () => {
     const created = await createSession()
     const res = await read(created.clientSecret, created.sessionId)
     expect(res.statusCode).toBe(200)
     expect(res.headers['cache-control']).toBe('no-store')
     const sdk = res.json()
     expect(Object.keys(sdk)).toEqual([
-      'sessionId', 'kind', 'sdkVariant', 'impactType', 'expiresAt', 'quoteId', 'currencyCode', 'locale', 'footprint', 'credits', 'contribution',
+      'sessionId',
+      'kind',
+      'sdkVariant',
+      'impactType',
+      'expiresAt',
+      'quoteId',
+      'currencyCode',
+      'locale',
+      'footprint',
+      'credits',
+      'contribution',
     ])
     expect(sdk).toMatchObject({
       sessionId: created.sessionId,
@@ -347,9 +442,9 @@ describe('GET /v3/post-purchase/sessions/:id (frontend SDK)', () => {
       co2eGrams: 10833.2,
       co2eOunces: 382.13,
       equivalents: [
-        { key: 'car', value: 28, description: 'That\'s about the same as driving an average petrol car for 28 miles.' },
-        { key: 'phone', value: 874, description: 'That\'s about the same as charging a smartphone 874 times.' },
-        { key: 'tree', value: 659, description: 'That\'s about as much CO₂ as a tree seedling absorbs in 659 days.' },
+        { key: 'car', value: 28, description: "That's about the same as driving an average petrol car for 28 miles." },
+        { key: 'phone', value: 874, description: "That's about the same as charging a smartphone 874 times." },
+        { key: 'tree', value: 659, description: "That's about as much CO₂ as a tree seedling absorbs in 659 days." },
       ],
     })
     expect(sdk.credits).toEqual({
@@ -374,7 +469,10 @@ describe('GET /v3/post-purchase/sessions/:id (frontend SDK)', () => {
     expect(sdk.contribution).toEqual({
       effectiveRates: { impact: 0.8064516129, impactTax: 0, serviceFee: 0.1612903226, serviceFeeTax: 0.0322580645 },
       impactPartners: [
-        expect.objectContaining({ id: DEMO_PARTNER_IDS.rewildTrust, images: { logos: [expect.any(Object)], thumbnails: [expect.any(Object)] } }),
+        expect.objectContaining({
+          id: DEMO_PARTNER_IDS.rewildTrust,
+          images: { logos: [expect.any(Object)], thumbnails: [expect.any(Object)] },
+        }),
         expect.objectContaining({ id: DEMO_PARTNER_IDS.oceanCommons, images: { logos: [expect.any(Object)] } }),
       ],
     })
@@ -427,11 +525,14 @@ describe('GET /v3/post-purchase/sessions/:id (frontend SDK)', () => {
       expectUnauthorized(await read(credential, created.sessionId))
     }
     expectUnauthorized(await read(created.clientSecret, '6f1c2b8e-0000-4000-8000-000000000000'))
-    const basic = await t.app.inject({ url: `/v3/post-purchase/sessions/${created.sessionId}`, headers: { authorization: `Basic ${created.clientSecret}` } })
+    const basic = await t.app.inject({
+      url: `/v3/post-purchase/sessions/${created.sessionId}`,
+      headers: { authorization: `Basic ${created.clientSecret}` },
+    })
     expectUnauthorized(basic)
   })
 
-  it('binds a secret to its own session: another session\'s secret → 401', async () => {
+  it("binds a secret to its own session: another session's secret → 401", async () => {
     const first = await createSession()
     const second = await createSession()
     expectUnauthorized(await read(second.clientSecret, first.sessionId))
@@ -439,7 +540,7 @@ describe('GET /v3/post-purchase/sessions/:id (frontend SDK)', () => {
     expect((await read(first.clientSecret, first.sessionId)).statusCode).toBe(200)
   })
 
-  it('also answers a merchant API key of the owning tree; other organisations\' keys get 404', async () => {
+  it("also answers a merchant API key of the owning tree; other organisations' keys get 404", async () => {
     const created = await createSession('/v3/post-purchase/sessions', postPurchaseBody(child.organisationId), bank.apiKey)
     const bySecret = await read(created.clientSecret, created.sessionId)
     for (const key of [bank.apiKey, child.apiKey]) {
@@ -458,7 +559,12 @@ describe('GET /v3/post-purchase/sessions/:id (frontend SDK)', () => {
 
   it('never accepts a secret in the query string (400, with or without the header)', async () => {
     const created = await createSession()
-    for (const query of [`?clientSecret=${created.clientSecret}`, `?client_secret=${created.clientSecret}`, `?secret=${created.clientSecret}`, `?token=${created.clientSecret}`]) {
+    for (const query of [
+      `?clientSecret=${created.clientSecret}`,
+      `?client_secret=${created.clientSecret}`,
+      `?secret=${created.clientSecret}`,
+      `?token=${created.clientSecret}`,
+    ]) {
       for (const credential of [undefined, created.clientSecret]) {
         const res = await read(credential, created.sessionId, query)
         expect(res.statusCode).toBe(400)
@@ -483,7 +589,11 @@ describe('expiry', () => {
     t.clock.advance(1)
     const expired = await read(created.clientSecret, created.sessionId)
     expect(expired.statusCode).toBe(410)
-    expect(expired.json()).toEqual({ error: 'session has expired; a new session must be created', code: 'SESSION_EXPIRED', requestId: expect.any(String) })
+    expect(expired.json()).toEqual({
+      error: 'session has expired; a new session must be created',
+      code: 'SESSION_EXPIRED',
+      requestId: expect.any(String),
+    })
     expect((await read(merchant.apiKey, created.sessionId)).statusCode).toBe(410)
     // Without the right secret the caller learns nothing, not even that the session expired.
     expectUnauthorized(await read(other.clientSecret, created.sessionId))
@@ -504,7 +614,9 @@ describe('secrets at rest and in logs', () => {
     expect(Buffer.from(row.client_secret_hash).equals(sha256(created.clientSecret))).toBe(true)
     const [, first, second] = /^cs_live_(\w{24})_secret_(\w{24})$/.exec(created.clientSecret) ?? []
     const { rows } = await sql<{ session: string; quote: string }>`
-      SELECT s::text AS session, q::text AS quote FROM sessions s JOIN quotes q ON q.id = s.quote_id WHERE s.id = ${created.sessionId}`.execute(t.db)
+      SELECT s::text AS session, q::text AS quote FROM sessions s JOIN quotes q ON q.id = s.quote_id WHERE s.id = ${created.sessionId}`.execute(
+      t.db,
+    )
     const text = `${rows[0]?.session}${rows[0]?.quote}`
     expect(text).toContain(created.sessionId)
     for (const part of [created.clientSecret, first, second]) expect(text).not.toContain(part)
@@ -515,7 +627,10 @@ describe('secrets at rest and in logs', () => {
     await read(created.clientSecret, created.sessionId)
     await read(created.clientSecret, created.sessionId, `?clientSecret=${created.clientSecret}`)
     await read(`${created.clientSecret}x`, created.sessionId)
-    await client(t.app, merchant.apiKey).post('/v3/post-purchase/sessions', { ...postPurchaseBody(merchant.organisationId), clientSecret: created.clientSecret })
+    await client(t.app, merchant.apiKey).post('/v3/post-purchase/sessions', {
+      ...postPurchaseBody(merchant.organisationId),
+      clientSecret: created.clientSecret,
+    })
     t.app.log.info({ body: { clientSecret: created.clientSecret } }, 'redaction check')
     const all = t.logs.join('\n')
     expect(all).toContain('redaction check')
@@ -530,7 +645,12 @@ describe('OpenAPI', () => {
   it('documents the /v3 session routes once', async () => {
     const doc = (await t.app.inject({ url: '/openapi.json' })).json()
     const paths = Object.keys(doc.paths)
-    for (const path of ['/v3/post-purchase/sessions', '/v3/checkout/sessions', '/v3/post-purchase/sessions/{id}', '/v3/checkout/sessions/{id}']) {
+    for (const path of [
+      '/v3/post-purchase/sessions',
+      '/v3/checkout/sessions',
+      '/v3/post-purchase/sessions/{id}',
+      '/v3/checkout/sessions/{id}',
+    ]) {
       expect(paths).toContain(path)
     }
     expect(paths).not.toContain('/post-purchase/sessions')

@@ -34,23 +34,28 @@ async function call(baseUrl: string, path: string, body: unknown, headers: Recor
 async function pool<T>(tasks: (() => Promise<T>)[], limit: number): Promise<PromiseSettledResult<T>[]> {
   const results: PromiseSettledResult<T>[] = new Array(tasks.length)
   let next = 0
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < tasks.length) {
-      const i = next++
-      try {
-        results[i] = { status: 'fulfilled', value: await tasks[i]!() }
-      } catch (reason) {
-        results[i] = { status: 'rejected', reason }
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < tasks.length) {
+        const i = next++
+        try {
+          results[i] = { status: 'fulfilled', value: await tasks[i]!() }
+        } catch (reason) {
+          results[i] = { status: 'rejected', reason }
+        }
       }
-    }
-  }))
+    }),
+  )
   return results
 }
 
 describe.runIf(onPostgres())('allocations across processes and crashes (real Postgres)', () => {
   let quoteId: string
   const allocationBody = (quote: string) => ({
-    organisationId: org.organisationId, quoteId: quote, credits: { amount: 0.28 }, contribution: { amount: 1.99 },
+    organisationId: org.organisationId,
+    quoteId: quote,
+    credits: { amount: 0.28 },
+    contribution: { amount: 1.99 },
   })
 
   beforeAll(async () => {
@@ -69,19 +74,23 @@ describe.runIf(onPostgres())('allocations across processes and crashes (real Pos
     const [a, b] = await Promise.all([start(), start()])
     quoteId = JSON.parse((await call(a.baseUrl, '/quotes/carbon', floristQuote(org.organisationId))).body).quoteId
     const keys = Array.from({ length: 60 }, () => randomUUID())
-    const results = await Promise.all(keys.map(async (key) => {
-      const [fromA, fromB] = await Promise.all([
-        call(a.baseUrl, '/funds/allocations', allocationBody(quoteId), { 'idempotency-key': key }),
-        call(b.baseUrl, '/funds/allocations', allocationBody(quoteId), { 'idempotency-key': key }),
-      ])
-      return { key, fromA, fromB }
-    }))
+    const results = await Promise.all(
+      keys.map(async (key) => {
+        const [fromA, fromB] = await Promise.all([
+          call(a.baseUrl, '/funds/allocations', allocationBody(quoteId), { 'idempotency-key': key }),
+          call(b.baseUrl, '/funds/allocations', allocationBody(quoteId), { 'idempotency-key': key }),
+        ])
+        return { key, fromA, fromB }
+      }),
+    )
     for (const { fromA, fromB } of results) {
       for (const r of [fromA, fromB]) expect([201, 409]).toContain(r.status)
       if (fromA.status === 201 && fromB.status === 201) expect(fromB.body).toBe(fromA.body)
     }
     const { rows } = await sql<{ idempotency_key: string; n: number }>`
-      SELECT idempotency_key, count(*)::int AS n FROM allocations WHERE idempotency_key = ANY(${keys}) GROUP BY idempotency_key`.execute(handle.db)
+      SELECT idempotency_key, count(*)::int AS n FROM allocations WHERE idempotency_key = ANY(${keys}) GROUP BY idempotency_key`.execute(
+      handle.db,
+    )
     expect(rows).toHaveLength(keys.length)
     for (const row of rows) expect(row.n).toBe(1)
     a.server.child.kill('SIGTERM')
@@ -109,8 +118,10 @@ describe.runIf(onPostgres())('allocations across processes and crashes (real Pos
     expect(await first.server.exited).toBe(null)
 
     const second = await start()
-    const replays = await pool(keys.map((key) => () =>
-      call(second.baseUrl, '/funds/allocations', allocationBody(quoteId), { 'idempotency-key': key })), 16)
+    const replays = await pool(
+      keys.map((key) => () => call(second.baseUrl, '/funds/allocations', allocationBody(quoteId), { 'idempotency-key': key })),
+      16,
+    )
     for (const [i, outcome] of replays.entries()) {
       expect(outcome.status).toBe('fulfilled')
       if (outcome.status !== 'fulfilled') continue

@@ -34,7 +34,23 @@ async function openSameDatabase(): Promise<DatabaseHandle> {
 
 describe('operator CLI', () => {
   it('creates organisations and keys, lists and revokes keys; the keys work over HTTP', async () => {
-    const created = await runCli(['org', 'create', '--name', 'Acme Bank', '--country', 'GBR', '--currency', 'GBP', '--service-fee', '0.25', '--tax-liability', 'organisation'], env)
+    const created = await runCli(
+      [
+        'org',
+        'create',
+        '--name',
+        'Acme Bank',
+        '--country',
+        'GBR',
+        '--currency',
+        'GBP',
+        '--service-fee',
+        '0.25',
+        '--tax-liability',
+        'organisation',
+      ],
+      env,
+    )
     expect(created.stderr).toBe('')
     expect(created.code).toBe(0)
     const org = created.json()
@@ -44,7 +60,23 @@ describe('operator CLI', () => {
       organisation: { tradingName: 'Acme Bank', mcc: null, serviceFeeRate: '0.25', taxLiability: 'organisation' },
     })
 
-    const child = await runCli(['org', 'create', '--name', 'Corner Florist', '--country', 'GBR', '--currency', 'GBP', '--mcc', '5992', '--parent', org.organisationId], env)
+    const child = await runCli(
+      [
+        'org',
+        'create',
+        '--name',
+        'Corner Florist',
+        '--country',
+        'GBR',
+        '--currency',
+        'GBP',
+        '--mcc',
+        '5992',
+        '--parent',
+        org.organisationId,
+      ],
+      env,
+    )
     expect(child.code).toBe(0)
     expect(child.json().organisation.parentOrganisationId).toBe(org.organisationId)
 
@@ -91,42 +123,85 @@ describe('operator CLI', () => {
     expect(result.stderr).toMatch(message)
   })
 
-  it('imports the demo catalogue idempotently and an operator\'s catalogue and factors; bad files change nothing', async () => {
+  it("imports the demo catalogue idempotently and an operator's catalogue and factors; bad files change nothing", async () => {
     const demo = await runCli(['catalogue', 'import', '--demo'], env)
     expect(demo.code).toBe(0)
     expect(demo.json()).toEqual({ impactPartners: 5, projects: 10, organisationPartners: 0 })
     expect((await runCli(['catalogue', 'import', '--demo'], env)).json()).toEqual(demo.json())
 
-    const org = (await runCli(['org', 'create', '--name', 'Importer', '--country', 'GBR', '--currency', 'GBP', '--mcc', '5992'], env)).json()
+    const org = (
+      await runCli(['org', 'create', '--name', 'Importer', '--country', 'GBR', '--currency', 'GBP', '--mcc', '5992'], env)
+    ).json()
     const partnerId = '11111111-2222-4333-8444-555555555555'
     const catalogueFile = join(dataDir, 'catalogue.json')
-    writeFileSync(catalogueFile, JSON.stringify({
-      impactPartners: [{ id: partnerId, kind: 'credits', name: 'Own Partner', shortDescription: 'Ours', images: { logos: [] }, priority: 100, active: true }],
-      projects: [{
-        id: '66666666-7777-4888-8999-000000000000', impactPartnerId: partnerId, name: 'Own Project', shortDescription: 'Ours',
-        type: 'carbonCredits', location: { countryCode: 'GBR', state: null }, price: '40.00', priceCurrency: 'GBP', priority: 100, weight: null, active: true,
-      }],
-      organisationPartners: [{ organisationId: org.organisationId, impactPartnerIds: [partnerId] }],
-    }))
+    writeFileSync(
+      catalogueFile,
+      JSON.stringify({
+        impactPartners: [
+          {
+            id: partnerId,
+            kind: 'credits',
+            name: 'Own Partner',
+            shortDescription: 'Ours',
+            images: { logos: [] },
+            priority: 100,
+            active: true,
+          },
+        ],
+        projects: [
+          {
+            id: '66666666-7777-4888-8999-000000000000',
+            impactPartnerId: partnerId,
+            name: 'Own Project',
+            shortDescription: 'Ours',
+            type: 'carbonCredits',
+            location: { countryCode: 'GBR', state: null },
+            price: '40.00',
+            priceCurrency: 'GBP',
+            priority: 100,
+            weight: null,
+            active: true,
+          },
+        ],
+        organisationPartners: [{ organisationId: org.organisationId, impactPartnerIds: [partnerId] }],
+      }),
+    )
     const imported = await runCli(['catalogue', 'import', catalogueFile], env)
     expect(imported.code).toBe(0)
     expect(imported.json()).toEqual({ impactPartners: 1, projects: 1, organisationPartners: 1 })
 
     const badFile = join(dataDir, 'bad.json')
-    writeFileSync(badFile, JSON.stringify({
-      impactPartners: [],
-      projects: [{
-        id: '99999999-7777-4888-8999-000000000000', impactPartnerId: '00000000-0000-4000-8000-000000000000', name: 'X', shortDescription: '',
-        type: 'carbonCredits', location: { countryCode: 'ZZZ', state: null }, price: '1', priceCurrency: 'XXX', priority: 0, weight: null, active: true,
-      }],
-    }))
+    writeFileSync(
+      badFile,
+      JSON.stringify({
+        impactPartners: [],
+        projects: [
+          {
+            id: '99999999-7777-4888-8999-000000000000',
+            impactPartnerId: '00000000-0000-4000-8000-000000000000',
+            name: 'X',
+            shortDescription: '',
+            type: 'carbonCredits',
+            location: { countryCode: 'ZZZ', state: null },
+            price: '1',
+            priceCurrency: 'XXX',
+            priority: 0,
+            weight: null,
+            active: true,
+          },
+        ],
+      }),
+    )
     const bad = await runCli(['catalogue', 'import', badFile], env)
     expect(bad.code).toBe(1)
     expect(bad.stderr).toMatch(/unknown impact partner[\s\S]*unsupported currency XXX[\s\S]*unknown country ZZZ/)
 
     const factorsFile = join(dataDir, 'factors.csv')
-    writeFileSync(factorsFile, 'id,kind,mccFrom,mccTo,region,value,baseCurrency,priceYear,source,version,licence,note\n' +
-      'own-5992-gbr,carbon,5992,5992,GBR,0.5,EUR,2024,Own survey,1,CC0,"florists, our own figure"\n')
+    writeFileSync(
+      factorsFile,
+      'id,kind,mccFrom,mccTo,region,value,baseCurrency,priceYear,source,version,licence,note\n' +
+        'own-5992-gbr,carbon,5992,5992,GBR,0.5,EUR,2024,Own survey,1,CC0,"florists, our own figure"\n',
+    )
     const factors = await runCli(['factors', 'import', factorsFile], env)
     expect(factors.code).toBe(0)
     expect(factors.json()).toEqual({ factors: 1 })
@@ -141,7 +216,9 @@ describe('operator CLI', () => {
     const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), database: handle })
     try {
       const quote = await client(app, org.apiKey).post('/quotes/carbon', {
-        organisationId: org.organisationId, locale: 'en-GB', consumer: { reference: 'c', countryCode: 'GBR' },
+        organisationId: org.organisationId,
+        locale: 'en-GB',
+        consumer: { reference: 'c', countryCode: 'GBR' },
         transaction: { amount: 100, currencyCode: 'EUR' },
       })
       expect(quote.statusCode).toBe(201)

@@ -23,11 +23,14 @@ const credentialsFile = () => join(dataDir, 'demo-credentials.json')
 function slowRequest(baseUrl: string, path: string, apiKey: string, body: string) {
   const { port } = new URL(baseUrl)
   const socket = connect(Number(port), '127.0.0.1')
-  const head = `POST ${path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${apiKey}\r\n` +
+  const head =
+    `POST ${path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${apiKey}\r\n` +
     `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`
   let response = ''
   const done = new Promise<string>((resolve) => {
-    socket.on('data', (chunk) => { response += chunk.toString() })
+    socket.on('data', (chunk) => {
+      response += chunk.toString()
+    })
     socket.on('close', () => resolve(response))
   })
   const half = Math.floor(body.length / 2)
@@ -62,8 +65,11 @@ describe('the service process on the embedded database', () => {
     const baseUrl = await running.ready
     const saved = JSON.parse(readFileSync(credentialsFile(), 'utf8'))
     const body = JSON.stringify({
-      parentOrganisationId: saved.organisationId, tradingName: 'Late Child', legalName: 'Late Child Ltd',
-      address: { line1: '1 A St', city: 'Leeds', postalCode: 'LS1 1AA', countryCode: 'GBR' }, currencyCode: 'GBP',
+      parentOrganisationId: saved.organisationId,
+      tradingName: 'Late Child',
+      legalName: 'Late Child Ltd',
+      address: { line1: '1 A St', city: 'Leeds', postalCode: 'LS1 1AA', countryCode: 'GBR' },
+      currencyCode: 'GBP',
     })
     const request = slowRequest(baseUrl, '/v3/organisations', saved.apiKey, body)
     await request.sent

@@ -26,7 +26,9 @@ beforeAll(async () => {
     logger: false,
     onData(stream, session, callback) {
       let raw = ''
-      stream.on('data', (chunk: Buffer) => { raw += chunk.toString() })
+      stream.on('data', (chunk: Buffer) => {
+        raw += chunk.toString()
+      })
       stream.on('end', () => {
         if (rejectNext > 0) {
           rejectNext--
@@ -45,7 +47,10 @@ beforeAll(async () => {
   })
   await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()))
   const { port } = smtp.server.address() as AddressInfo
-  t = await createTestApp({ SMTP_URL: `smtp://127.0.0.1:${port}`, SMTP_FROM: 'Receipts <receipts@canopy.test>', OUTBOX_POLL_INTERVAL_MS: '50' }, { captureLogs: true })
+  t = await createTestApp(
+    { SMTP_URL: `smtp://127.0.0.1:${port}`, SMTP_FROM: 'Receipts <receipts@canopy.test>', OUTBOX_POLL_INTERVAL_MS: '50' },
+    { captureLogs: true },
+  )
   await importDemoCatalogue(t.db)
   org = await createOrg(t.db, { tradingName: 'Blossom & Bloom' })
   quoteId = (await client(t.app, org.apiKey).post('/quotes/carbon', floristQuote(org.organisationId))).json().quoteId
@@ -69,9 +74,17 @@ const receiptOf = (allocationId: string) =>
   t.db.selectFrom('tax_receipts').selectAll().where('allocation_id', '=', allocationId).executeTakeFirstOrThrow()
 
 const allocateWithReceipt = async (email: string) => {
-  const res = await client(t.app, org.apiKey).post('/funds/allocations', {
-    organisationId: org.organisationId, quoteId, contribution: { amount: 10 }, issueTaxReceipt: true, consumerEmail: email,
-  }, { 'idempotency-key': randomUUID() })
+  const res = await client(t.app, org.apiKey).post(
+    '/funds/allocations',
+    {
+      organisationId: org.organisationId,
+      quoteId,
+      contribution: { amount: 10 },
+      issueTaxReceipt: true,
+      consumerEmail: email,
+    },
+    { 'idempotency-key': randomUUID() },
+  )
   expect(res.statusCode).toBe(201)
   return res.json().fundsAllocationId as string
 }
@@ -90,7 +103,10 @@ describe('tax receipts by SMTP', () => {
     expect(text).toMatch(/Ocean Commons \(demo\): GBP 4\.03/)
     expect(text).toMatch(/may be tax deductible/)
     expect(text).toContain(id)
-    const row = await until(async () => { const r = await receiptOf(id); return r.status === 'sent' ? r : undefined })
+    const row = await until(async () => {
+      const r = await receiptOf(id)
+      return r.status === 'sent' ? r : undefined
+    })
     expect(row).toMatchObject({ status: 'sent', attempts: 1, last_error: null })
     expect(row.sent_at).toBeInstanceOf(Date)
   })
@@ -99,7 +115,10 @@ describe('tax receipts by SMTP', () => {
     received = []
     rejectNext = 1
     const id = await allocateWithReceipt('retry@example.com')
-    const failed = await until(async () => { const r = await receiptOf(id); return r.attempts === 1 && r.last_error ? r : undefined })
+    const failed = await until(async () => {
+      const r = await receiptOf(id)
+      return r.attempts === 1 && r.last_error ? r : undefined
+    })
     expect(failed.status).toBe('pending')
     expect(failed.last_error).toMatch(/451|temporarily/)
     expect(failed.next_attempt_at.getTime()).toBeGreaterThan(t.clock.now().getTime())
@@ -107,12 +126,15 @@ describe('tax receipts by SMTP', () => {
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect((await receiptOf(id)).status).toBe('pending')
     t.clock.advance(60_000)
-    const sent = await until(async () => { const r = await receiptOf(id); return r.status === 'sent' ? r : undefined })
+    const sent = await until(async () => {
+      const r = await receiptOf(id)
+      return r.status === 'sent' ? r : undefined
+    })
     expect(sent.attempts).toBe(2)
     expect(received.map((m) => m.to[0])).toEqual(['retry@example.com'])
   })
 
-  it('never logs the consumer\'s e-mail address', () => {
+  it("never logs the consumer's e-mail address", () => {
     const logs = t.logs.join('\n')
     expect(logs).toContain('tax receipt not delivered')
     expect(logs).not.toContain('retry@example.com')
@@ -126,14 +148,31 @@ describe('tax receipts by SMTP', () => {
       await importDemoCatalogue(quiet.db)
       const owner = await createOrg(quiet.db)
       const quote = (await client(quiet.app, owner.apiKey).post('/quotes/carbon', floristQuote(owner.organisationId))).json().quoteId
-      const res = await client(quiet.app, owner.apiKey).post('/funds/allocations', {
-        organisationId: owner.organisationId, quoteId: quote, contribution: { amount: 10 }, issueTaxReceipt: true, consumerEmail: 'bounce@example.com',
-      }, { 'idempotency-key': randomUUID() })
+      const res = await client(quiet.app, owner.apiKey).post(
+        '/funds/allocations',
+        {
+          organisationId: owner.organisationId,
+          quoteId: quote,
+          contribution: { amount: 10 },
+          issueTaxReceipt: true,
+          consumerEmail: 'bounce@example.com',
+        },
+        { 'idempotency-key': randomUUID() },
+      )
       const id = res.json().fundsAllocationId as string
       let now = quiet.clock.now()
-      const sender = new TaxReceiptSender(quiet.db, async () => { throw new Error('550 no such user') }, {
-        pollIntervalMs: 1000, now: () => now, log: quiet.app.log, maxAttempts: 3,
-      })
+      const sender = new TaxReceiptSender(
+        quiet.db,
+        async () => {
+          throw new Error('550 no such user')
+        },
+        {
+          pollIntervalMs: 1000,
+          now: () => now,
+          log: quiet.app.log,
+          maxAttempts: 3,
+        },
+      )
       const delays: number[] = []
       for (let i = 0; i < 3; i++) {
         expect(await sender.runOnce()).toEqual({ sent: 0, failed: 1 })

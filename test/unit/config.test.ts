@@ -5,8 +5,15 @@ describe('loadConfig', () => {
   it('applies documented defaults to an empty environment', () => {
     const config = loadConfig({})
     expect(config).toMatchObject({
-      PORT: 3000, HOST: '127.0.0.1', DATA_DIR: '.data', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: 6000,
-      SESSION_TTL_SECONDS: 1800, IDEMPOTENCY_LOCK_TIMEOUT_MS: 5000, BODY_LIMIT_BYTES: 1048576, MIGRATE_ON_START: false,
+      PORT: 3000,
+      HOST: '127.0.0.1',
+      DATA_DIR: '.data',
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_PER_MINUTE: 6000,
+      SESSION_TTL_SECONDS: 1800,
+      IDEMPOTENCY_LOCK_TIMEOUT_MS: 5000,
+      BODY_LIMIT_BYTES: 1048576,
+      MIGRATE_ON_START: false,
     })
     expect(config.DATABASE_URL).toBeUndefined()
     expect(Object.isFrozen(config)).toBe(true)

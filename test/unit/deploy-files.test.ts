@@ -13,7 +13,8 @@ const dockerfile = read('Dockerfile')
 const pkg = JSON.parse(read('package.json'))
 
 const envExample = new Map(
-  read('.env.example').split('\n')
+  read('.env.example')
+    .split('\n')
     .filter((line) => /^[A-Z0-9_]+=/.test(line))
     .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const),
 )

@@ -5,12 +5,40 @@ const HEADER = 'id,kind,mccFrom,mccTo,region,value,baseCurrency,priceYear,source
 
 describe('parseFactorCsv', () => {
   it('reads factor rows, with optional tailpipe values and quoted notes', () => {
-    const factors = parseFactorCsv(`${HEADER},tailpipeValue,note\n` +
-      'fuel-gbr,carbon,5541,5542,GBR,0.33,EUR,2019,EXIOBASE,3,CC BY-SA 4.0,1.3,"tailpipe, assumed"\n' +
-      'retail-world,nature,5000,5999,WORLD,0.1,EUR,2019,Illustrative,1,CC0,,\n')
+    const factors = parseFactorCsv(
+      `${HEADER},tailpipeValue,note\n` +
+        'fuel-gbr,carbon,5541,5542,GBR,0.33,EUR,2019,EXIOBASE,3,CC BY-SA 4.0,1.3,"tailpipe, assumed"\n' +
+        'retail-world,nature,5000,5999,WORLD,0.1,EUR,2019,Illustrative,1,CC0,,\n',
+    )
     expect(factors).toEqual([
-      { id: 'fuel-gbr', kind: 'carbon', mccFrom: 5541, mccTo: 5542, region: 'GBR', value: '0.33', baseCurrency: 'EUR', priceYear: 2019, source: 'EXIOBASE', version: '3', licence: 'CC BY-SA 4.0', tailpipeValue: '1.3', note: 'tailpipe, assumed' },
-      { id: 'retail-world', kind: 'nature', mccFrom: 5000, mccTo: 5999, region: 'WORLD', value: '0.1', baseCurrency: 'EUR', priceYear: 2019, source: 'Illustrative', version: '1', licence: 'CC0' },
+      {
+        id: 'fuel-gbr',
+        kind: 'carbon',
+        mccFrom: 5541,
+        mccTo: 5542,
+        region: 'GBR',
+        value: '0.33',
+        baseCurrency: 'EUR',
+        priceYear: 2019,
+        source: 'EXIOBASE',
+        version: '3',
+        licence: 'CC BY-SA 4.0',
+        tailpipeValue: '1.3',
+        note: 'tailpipe, assumed',
+      },
+      {
+        id: 'retail-world',
+        kind: 'nature',
+        mccFrom: 5000,
+        mccTo: 5999,
+        region: 'WORLD',
+        value: '0.1',
+        baseCurrency: 'EUR',
+        priceYear: 2019,
+        source: 'Illustrative',
+        version: '1',
+        licence: 'CC0',
+      },
     ])
   })
 

@@ -35,9 +35,14 @@ export async function findAllocationsByKeys(
     findByKeysSql.set(pairs.length, text)
   }
   const { rows } = await db.executeQuery<{ organisation_id: string; idempotency_key: string; request_hash: Uint8Array; response: string }>(
-    CompiledQuery.raw(text, pairs.flatMap((p) => [p.organisationId, p.idempotencyKey])),
+    CompiledQuery.raw(
+      text,
+      pairs.flatMap((p) => [p.organisationId, p.idempotencyKey]),
+    ),
   )
-  const found = new Map(rows.map((r) => [`${r.organisation_id}|${r.idempotency_key}`, { requestHash: Buffer.from(r.request_hash), response: r.response }]))
+  const found = new Map(
+    rows.map((r) => [`${r.organisation_id}|${r.idempotency_key}`, { requestHash: Buffer.from(r.request_hash), response: r.response }]),
+  )
   return pairs.map((p) => found.get(`${p.organisationId}|${p.idempotencyKey}`))
 }
 
@@ -68,8 +73,10 @@ function insertAllocationsStatement(count: number): string {
   if (text === undefined) {
     const rows = Array.from({ length: count }, (_, r) => {
       const p = (n: number) => `$${r * ALLOCATION_COLUMNS + n}`
-      return `(${p(1)}::uuid, ${p(2)}::uuid, ${p(3)}::uuid, ${p(4)}, ${p(5)}::bytea, ${p(6)}, ${p(7)}::numeric, ${p(8)}::numeric, ` +
+      return (
+        `(${p(1)}::uuid, ${p(2)}::uuid, ${p(3)}::uuid, ${p(4)}, ${p(5)}::bytea, ${p(6)}, ${p(7)}::numeric, ${p(8)}::numeric, ` +
         `${p(9)}, ${p(10)}::boolean, ${p(11)}::jsonb, ${p(12)}, ${p(13)}::timestamptz)`
+      )
     })
     text = `INSERT INTO allocations (id, organisation_id, quote_id, idempotency_key, request_hash, currency_code,
         credits_amount, contribution_amount, tax_liability, issue_tax_receipt, entries, response, created_at)
@@ -98,8 +105,19 @@ export async function insertAllocations(db: Kysely<Database>, rows: readonly New
 
 /** The 13 column values of an allocation, in the order of the INSERT. */
 const allocationParameters = (a: NewAllocation): unknown[] => [
-  a.id, a.organisationId, a.quoteId, a.idempotencyKey, a.requestHash, a.currencyCode, a.creditsAmount,
-  a.contributionAmount, a.taxLiability, a.issueTaxReceipt, JSON.stringify(a.entries), a.response, a.createdAt,
+  a.id,
+  a.organisationId,
+  a.quoteId,
+  a.idempotencyKey,
+  a.requestHash,
+  a.currencyCode,
+  a.creditsAmount,
+  a.contributionAmount,
+  a.taxLiability,
+  a.issueTaxReceipt,
+  JSON.stringify(a.entries),
+  a.response,
+  a.createdAt,
 ]
 
 export interface AllocationRecord {
@@ -113,9 +131,11 @@ export interface AllocationRecord {
 }
 
 export async function findAllocationById(db: Kysely<Database>, id: string): Promise<AllocationRecord | undefined> {
-  const row = await db.selectFrom('allocations')
+  const row = await db
+    .selectFrom('allocations')
     .select(['id', 'organisation_id', 'quote_id', 'currency_code', 'tax_liability', 'response', 'entries'])
-    .where('id', '=', id).executeTakeFirst()
+    .where('id', '=', id)
+    .executeTakeFirst()
   if (!row) return undefined
   return {
     id: row.id,
@@ -133,13 +153,17 @@ export async function insertReversal(
   db: Kysely<Database>,
   reversal: { id: string; allocationId: string; organisationId: string; response: string; createdAt: Date },
 ): Promise<boolean> {
-  const result = await db.insertInto('allocation_reversals').values({
-    id: reversal.id,
-    allocation_id: reversal.allocationId,
-    organisation_id: reversal.organisationId,
-    response: reversal.response,
-    created_at: reversal.createdAt,
-  }).onConflict((oc) => oc.column('allocation_id').doNothing()).executeTakeFirst()
+  const result = await db
+    .insertInto('allocation_reversals')
+    .values({
+      id: reversal.id,
+      allocation_id: reversal.allocationId,
+      organisation_id: reversal.organisationId,
+      response: reversal.response,
+      created_at: reversal.createdAt,
+    })
+    .onConflict((oc) => oc.column('allocation_id').doNothing())
+    .executeTakeFirst()
   return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
 }
 

@@ -13,7 +13,8 @@ export interface ActiveKeyRow {
 
 /** An unrevoked key of an active organisation, by the SHA-256 of the full key. */
 export async function findActiveKeyByHash(db: Kysely<Database>, keyHash: Uint8Array): Promise<ActiveKeyRow | undefined> {
-  return db.selectFrom('api_keys as k')
+  return db
+    .selectFrom('api_keys as k')
     .innerJoin('organisations as o', 'o.id', 'k.organisation_id')
     .select(['k.id', 'k.organisation_id', 'k.mode'])
     .where('k.key_hash', '=', keyHash)
@@ -27,7 +28,8 @@ export async function findKeysByOrganisation(db: Kysely<Database>, organisationI
 }
 
 export async function revokeKeyByPrefix(db: Kysely<Database>, prefix: string, now: Date): Promise<ApiKeyRow | undefined> {
-  return db.updateTable('api_keys')
+  return db
+    .updateTable('api_keys')
     .set({ revoked_at: now })
     .where('prefix', '=', prefix)
     .where('revoked_at', 'is', null)

@@ -4,11 +4,19 @@ import type { Database } from '../database.js'
 
 /** Every impact partner (active or not): a quote filters by activity itself. */
 export async function findImpactPartners(db: Kysely<Database>): Promise<ImpactPartner[]> {
-  const rows = await db.selectFrom('impact_partners')
+  const rows = await db
+    .selectFrom('impact_partners')
     .select(['id', 'kind', 'name', 'short_description', 'images', 'priority', 'active'])
-    .orderBy('id').execute()
+    .orderBy('id')
+    .execute()
   return rows.map((r) => ({
-    id: r.id, kind: r.kind, name: r.name, shortDescription: r.short_description, images: r.images, priority: r.priority, active: r.active,
+    id: r.id,
+    kind: r.kind,
+    name: r.name,
+    shortDescription: r.short_description,
+    images: r.images,
+    priority: r.priority,
+    active: r.active,
   }))
 }
 
@@ -79,62 +87,78 @@ export interface ProjectUpsert extends CreditProject {
 
 export async function upsertImpactPartners(trx: Transaction<Database>, partners: readonly PartnerUpsert[], now: Date): Promise<void> {
   if (partners.length === 0) return
-  await trx.insertInto('impact_partners').values(partners.map((p) => ({
-    id: p.id,
-    kind: p.kind,
-    name: p.name,
-    short_description: p.shortDescription,
-    long_description: p.longDescription ?? null,
-    website: p.website ?? null,
-    images: JSON.stringify(p.images),
-    priority: p.priority,
-    active: p.active,
-    updated_at: now,
-  }))).onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({
-    kind: eb.ref('excluded.kind'),
-    name: eb.ref('excluded.name'),
-    short_description: eb.ref('excluded.short_description'),
-    long_description: eb.ref('excluded.long_description'),
-    website: eb.ref('excluded.website'),
-    images: eb.ref('excluded.images'),
-    priority: eb.ref('excluded.priority'),
-    active: eb.ref('excluded.active'),
-    updated_at: eb.ref('excluded.updated_at'),
-  }))).execute()
+  await trx
+    .insertInto('impact_partners')
+    .values(
+      partners.map((p) => ({
+        id: p.id,
+        kind: p.kind,
+        name: p.name,
+        short_description: p.shortDescription,
+        long_description: p.longDescription ?? null,
+        website: p.website ?? null,
+        images: JSON.stringify(p.images),
+        priority: p.priority,
+        active: p.active,
+        updated_at: now,
+      })),
+    )
+    .onConflict((oc) =>
+      oc.column('id').doUpdateSet((eb) => ({
+        kind: eb.ref('excluded.kind'),
+        name: eb.ref('excluded.name'),
+        short_description: eb.ref('excluded.short_description'),
+        long_description: eb.ref('excluded.long_description'),
+        website: eb.ref('excluded.website'),
+        images: eb.ref('excluded.images'),
+        priority: eb.ref('excluded.priority'),
+        active: eb.ref('excluded.active'),
+        updated_at: eb.ref('excluded.updated_at'),
+      })),
+    )
+    .execute()
 }
 
 export async function upsertProjects(trx: Transaction<Database>, projects: readonly ProjectUpsert[], now: Date): Promise<void> {
   if (projects.length === 0) return
-  await trx.insertInto('projects').values(projects.map((p) => ({
-    id: p.id,
-    impact_partner_id: p.impactPartnerId,
-    name: p.name,
-    short_description: p.shortDescription,
-    long_description: p.longDescription ?? null,
-    type: p.type,
-    country_code: p.location.countryCode,
-    state: p.location.state,
-    price: p.price,
-    price_currency: p.priceCurrency,
-    priority: p.priority,
-    weight: p.weight,
-    active: p.active,
-    updated_at: now,
-  }))).onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({
-    impact_partner_id: eb.ref('excluded.impact_partner_id'),
-    name: eb.ref('excluded.name'),
-    short_description: eb.ref('excluded.short_description'),
-    long_description: eb.ref('excluded.long_description'),
-    type: eb.ref('excluded.type'),
-    country_code: eb.ref('excluded.country_code'),
-    state: eb.ref('excluded.state'),
-    price: eb.ref('excluded.price'),
-    price_currency: eb.ref('excluded.price_currency'),
-    priority: eb.ref('excluded.priority'),
-    weight: eb.ref('excluded.weight'),
-    active: eb.ref('excluded.active'),
-    updated_at: eb.ref('excluded.updated_at'),
-  }))).execute()
+  await trx
+    .insertInto('projects')
+    .values(
+      projects.map((p) => ({
+        id: p.id,
+        impact_partner_id: p.impactPartnerId,
+        name: p.name,
+        short_description: p.shortDescription,
+        long_description: p.longDescription ?? null,
+        type: p.type,
+        country_code: p.location.countryCode,
+        state: p.location.state,
+        price: p.price,
+        price_currency: p.priceCurrency,
+        priority: p.priority,
+        weight: p.weight,
+        active: p.active,
+        updated_at: now,
+      })),
+    )
+    .onConflict((oc) =>
+      oc.column('id').doUpdateSet((eb) => ({
+        impact_partner_id: eb.ref('excluded.impact_partner_id'),
+        name: eb.ref('excluded.name'),
+        short_description: eb.ref('excluded.short_description'),
+        long_description: eb.ref('excluded.long_description'),
+        type: eb.ref('excluded.type'),
+        country_code: eb.ref('excluded.country_code'),
+        state: eb.ref('excluded.state'),
+        price: eb.ref('excluded.price'),
+        price_currency: eb.ref('excluded.price_currency'),
+        priority: eb.ref('excluded.priority'),
+        weight: eb.ref('excluded.weight'),
+        active: eb.ref('excluded.active'),
+        updated_at: eb.ref('excluded.updated_at'),
+      })),
+    )
+    .execute()
 }
 
 /** Replaces the partner lists of the given organisations. */
@@ -145,7 +169,8 @@ export async function replaceOrganisationPartners(
   for (const { organisationId, impactPartnerIds } of lists) {
     await trx.deleteFrom('organisation_impact_partners').where('organisation_id', '=', organisationId).execute()
     if (impactPartnerIds.length > 0) {
-      await trx.insertInto('organisation_impact_partners')
+      await trx
+        .insertInto('organisation_impact_partners')
         .values(impactPartnerIds.map((id) => ({ organisation_id: organisationId, impact_partner_id: id })))
         .execute()
     }
@@ -155,35 +180,43 @@ export async function replaceOrganisationPartners(
 export async function upsertEmissionFactors(trx: Transaction<Database>, factors: readonly EmissionFactor[], now: Date): Promise<void> {
   for (let i = 0; i < factors.length; i += 500) {
     const chunk = factors.slice(i, i + 500)
-    await trx.insertInto('emission_factors').values(chunk.map((f) => ({
-      id: f.id,
-      kind: f.kind,
-      mcc_from: f.mccFrom,
-      mcc_to: f.mccTo,
-      region: f.region,
-      value: f.value,
-      base_currency: f.baseCurrency,
-      price_year: f.priceYear,
-      source: f.source,
-      version: f.version,
-      licence: f.licence,
-      tailpipe_value: f.tailpipeValue ?? null,
-      note: f.note ?? null,
-      imported_at: now,
-    }))).onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({
-      kind: eb.ref('excluded.kind'),
-      mcc_from: eb.ref('excluded.mcc_from'),
-      mcc_to: eb.ref('excluded.mcc_to'),
-      region: eb.ref('excluded.region'),
-      value: eb.ref('excluded.value'),
-      base_currency: eb.ref('excluded.base_currency'),
-      price_year: eb.ref('excluded.price_year'),
-      source: eb.ref('excluded.source'),
-      version: eb.ref('excluded.version'),
-      licence: eb.ref('excluded.licence'),
-      tailpipe_value: eb.ref('excluded.tailpipe_value'),
-      note: eb.ref('excluded.note'),
-      imported_at: eb.ref('excluded.imported_at'),
-    }))).execute()
+    await trx
+      .insertInto('emission_factors')
+      .values(
+        chunk.map((f) => ({
+          id: f.id,
+          kind: f.kind,
+          mcc_from: f.mccFrom,
+          mcc_to: f.mccTo,
+          region: f.region,
+          value: f.value,
+          base_currency: f.baseCurrency,
+          price_year: f.priceYear,
+          source: f.source,
+          version: f.version,
+          licence: f.licence,
+          tailpipe_value: f.tailpipeValue ?? null,
+          note: f.note ?? null,
+          imported_at: now,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          kind: eb.ref('excluded.kind'),
+          mcc_from: eb.ref('excluded.mcc_from'),
+          mcc_to: eb.ref('excluded.mcc_to'),
+          region: eb.ref('excluded.region'),
+          value: eb.ref('excluded.value'),
+          base_currency: eb.ref('excluded.base_currency'),
+          price_year: eb.ref('excluded.price_year'),
+          source: eb.ref('excluded.source'),
+          version: eb.ref('excluded.version'),
+          licence: eb.ref('excluded.licence'),
+          tailpipe_value: eb.ref('excluded.tailpipe_value'),
+          note: eb.ref('excluded.note'),
+          imported_at: eb.ref('excluded.imported_at'),
+        })),
+      )
+      .execute()
   }
 }

@@ -22,6 +22,9 @@ export async function findActiveSubtreeIds(db: Kysely<Database>, rootId: string)
 }
 
 export async function countOrganisations(db: Kysely<Database>): Promise<number> {
-  const row = await db.selectFrom('organisations').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()
+  const row = await db
+    .selectFrom('organisations')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }

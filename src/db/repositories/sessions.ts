@@ -20,9 +20,16 @@ export async function insertQuoteWithSession(
     return
   }
   await withQuote
-    .with('snapshot', (qb) => qb.insertInto('quote_snapshots').values({ id: snapshot.id, body: snapshot.body })
-      .onConflict((oc) => oc.column('id').doNothing()).returning('id'))
-    .insertInto('sessions').values(session).execute()
+    .with('snapshot', (qb) =>
+      qb
+        .insertInto('quote_snapshots')
+        .values({ id: snapshot.id, body: snapshot.body })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .returning('id'),
+    )
+    .insertInto('sessions')
+    .values(session)
+    .execute()
 }
 
 /** A session with its quote, in one query. */
@@ -35,12 +42,24 @@ export async function findSessionWithQuote(
     .innerJoin('quotes', 'quotes.id', 'sessions.quote_id')
     .leftJoin('quote_snapshots', 'quote_snapshots.id', 'quotes.snapshot_id')
     .select([
-      'sessions.id', 'sessions.organisation_id', 'sessions.quote_id', 'sessions.kind', 'sessions.sdk_variant',
-      'sessions.impact_type', 'sessions.client_secret_hash', 'sessions.expires_at', 'sessions.created_at',
-      'quotes.organisation_id as quote_organisation_id', 'quotes.impact_type as quote_impact_type',
-      'quotes.currency_code as quote_currency_code', 'quotes.tax_liability as quote_tax_liability',
-      'quotes.request as quote_request', 'quotes.locked as quote_locked', 'quotes.created_at as quote_created_at',
-      'quotes.snapshot_id as quote_snapshot_id', 'quote_snapshots.body as snapshot',
+      'sessions.id',
+      'sessions.organisation_id',
+      'sessions.quote_id',
+      'sessions.kind',
+      'sessions.sdk_variant',
+      'sessions.impact_type',
+      'sessions.client_secret_hash',
+      'sessions.expires_at',
+      'sessions.created_at',
+      'quotes.organisation_id as quote_organisation_id',
+      'quotes.impact_type as quote_impact_type',
+      'quotes.currency_code as quote_currency_code',
+      'quotes.tax_liability as quote_tax_liability',
+      'quotes.request as quote_request',
+      'quotes.locked as quote_locked',
+      'quotes.created_at as quote_created_at',
+      'quotes.snapshot_id as quote_snapshot_id',
+      'quote_snapshots.body as snapshot',
     ])
     .where('sessions.id', '=', id)
     .executeTakeFirst()

@@ -28,7 +28,11 @@ export async function claimDueReceipts(db: Kysely<Database>, now: Date, leaseUnt
 }
 
 export async function markReceiptSent(db: Kysely<Database>, id: string, now: Date): Promise<void> {
-  await db.updateTable('tax_receipts').set({ status: 'sent', sent_at: now, locked_until: null, last_error: null }).where('id', '=', id).execute()
+  await db
+    .updateTable('tax_receipts')
+    .set({ status: 'sent', sent_at: now, locked_until: null, last_error: null })
+    .where('id', '=', id)
+    .execute()
 }
 
 export async function markReceiptFailedAttempt(
@@ -37,9 +41,13 @@ export async function markReceiptFailedAttempt(
   error: string,
   next: { retryAt: Date } | { giveUp: true },
 ): Promise<void> {
-  await db.updateTable('tax_receipts').set({
-    last_error: error.slice(0, 1000),
-    locked_until: null,
-    ...('giveUp' in next ? { status: 'failed' as const } : { next_attempt_at: next.retryAt }),
-  }).where('id', '=', id).execute()
+  await db
+    .updateTable('tax_receipts')
+    .set({
+      last_error: error.slice(0, 1000),
+      locked_until: null,
+      ...('giveUp' in next ? { status: 'failed' as const } : { next_attempt_at: next.retryAt }),
+    })
+    .where('id', '=', id)
+    .execute()
 }

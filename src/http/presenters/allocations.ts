@@ -3,8 +3,12 @@
 import type { PresentableAllocation } from '../../services/allocations.js'
 
 const amounts = (e: {
-  impactAmount: string; impactSalesTaxAmount: string; impactSalesTaxRate: string
-  serviceFeeAmount: string; serviceFeeSalesTaxAmount: string; serviceFeeSalesTaxRate: string
+  impactAmount: string
+  impactSalesTaxAmount: string
+  impactSalesTaxRate: string
+  serviceFeeAmount: string
+  serviceFeeSalesTaxAmount: string
+  serviceFeeSalesTaxRate: string
 }) => ({
   impactAmount: Number(e.impactAmount),
   impactSalesTaxAmount: Number(e.impactSalesTaxAmount),

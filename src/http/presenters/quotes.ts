@@ -27,7 +27,9 @@ export function wirePartners(locked: LockedQuote, ids: readonly string[]) {
   const byId = new Map(locked.partners.map((p) => [p.id, p]))
   return ids.flatMap((id) => {
     const partner = byId.get(id)
-    return partner ? [{ id: partner.id, name: partner.name, shortDescription: partner.shortDescription, images: wireImages(partner.images) }] : []
+    return partner
+      ? [{ id: partner.id, name: partner.name, shortDescription: partner.shortDescription, images: wireImages(partner.images) }]
+      : []
   })
 }
 
@@ -60,7 +62,11 @@ export function presentQuote(quote: StoredQuote): CarbonQuoteBody | NatureQuoteB
     const area = locked.footprint.kind === 'nature' ? locked.footprint : { areaSquareMetres: '0', areaSquareFeet: '0' }
     return {
       ...header,
-      footprint: { areaSquareMetres: Number(area.areaSquareMetres), areaSquareFeet: Number(area.areaSquareFeet), equivalents: wireEquivalents(locked) },
+      footprint: {
+        areaSquareMetres: Number(area.areaSquareMetres),
+        areaSquareFeet: Number(area.areaSquareFeet),
+        equivalents: wireEquivalents(locked),
+      },
       contribution,
       ...partnerRates,
     }
@@ -68,7 +74,11 @@ export function presentQuote(quote: StoredQuote): CarbonQuoteBody | NatureQuoteB
   const { credits } = locked
   return {
     ...header,
-    footprint: { co2eGrams: Number(locked.footprint.co2eGrams), co2eOunces: Number(locked.footprint.co2eOunces), equivalents: wireEquivalents(locked) },
+    footprint: {
+      co2eGrams: Number(locked.footprint.co2eGrams),
+      co2eOunces: Number(locked.footprint.co2eOunces),
+      equivalents: wireEquivalents(locked),
+    },
     credits: {
       amounts: {
         total: Number(credits.amounts.total),
@@ -123,9 +133,8 @@ export function presentSdkQuote(quote: StoredQuote, requestedLocale: string | un
   })
   const { locked } = quote
   const locale = requestedLocale === undefined ? locked.locale : resolveLocale(requestedLocale)
-  const equivalents = locale === locked.locale
-    ? body.footprint.equivalents
-    : wireEquivalents({ equivalents: describeEquivalents(locked.footprint, locale) })
+  const equivalents =
+    locale === locked.locale ? body.footprint.equivalents : wireEquivalents({ equivalents: describeEquivalents(locked.footprint, locale) })
   const contribution = { effectiveRates: body.contribution.effectiveRates, impactPartners: body.contribution.impactPartners ?? [] }
   if ('credits' in body) {
     return {

@@ -10,8 +10,7 @@ import { arbitraryProjects, arbitraryQuoteInput } from './arbitraries.js'
 
 const AMOUNT_KEYS = ['impactAmount', 'impactSalesTaxAmount', 'serviceFeeAmount', 'serviceFeeSalesTaxAmount'] as const
 
-const entryTotal = (entry: AllocationEntryAmounts): Decimal =>
-  AMOUNT_KEYS.reduce((acc, key) => acc.plus(entry[key]), new Decimal(0))
+const entryTotal = (entry: AllocationEntryAmounts): Decimal => AMOUNT_KEYS.reduce((acc, key) => acc.plus(entry[key]), new Decimal(0))
 const totalOf = (entries: readonly AllocationEntryAmounts[]): string =>
   entries.reduce((acc, entry) => acc.plus(entryTotal(entry)), new Decimal(0)).toString()
 const column = (entries: readonly AllocationEntryAmounts[], key: (typeof AMOUNT_KEYS)[number]): string => sum(entries.map((e) => e[key]))
@@ -24,9 +23,10 @@ const creditsOf = (quote: LockedQuote) => {
 // ekko's fee example: UK before 1 Sep 2024, so ti = 0, f = 0.2, tf = 0.2 (D = 1.24).
 const ukAugust2024 = priceQuote(
   quoteInput({ date: '2024-08-31' }),
-  referenceData([project({ id: 'p-one', price: '20.00', priceCurrency: 'GBP' })], [
-    partner({ id: 'contrib-c', kind: 'contribution', priority: 0 }),
-  ]),
+  referenceData(
+    [project({ id: 'p-one', price: '20.00', priceCurrency: 'GBP' })],
+    [partner({ id: 'contrib-c', kind: 'contribution', priority: 0 })],
+  ),
 )
 const threeProjects = priceQuote(
   quoteInput({ date: '2026-02-10' }),
@@ -43,13 +43,20 @@ describe('splitAllocation: credits', () => {
     const split = splitAllocation(ukAugust2024, { credits: { amount: '12.40' } })
     expect(split).toEqual({
       currencyCode: 'GBP',
-      credits: [{
-        projectId: 'p-one', impactPartnerId: 'credits-partner',
-        impactAmount: '10.00', impactSalesTaxAmount: '0.00', impactSalesTaxRate: '0',
-        serviceFeeAmount: '2.00', serviceFeeSalesTaxAmount: '0.40', serviceFeeSalesTaxRate: '0.2',
-        // 10.00 / 20.00 per tonne
-        quantityTonnes: '0.500000',
-      }],
+      credits: [
+        {
+          projectId: 'p-one',
+          impactPartnerId: 'credits-partner',
+          impactAmount: '10.00',
+          impactSalesTaxAmount: '0.00',
+          impactSalesTaxRate: '0',
+          serviceFeeAmount: '2.00',
+          serviceFeeSalesTaxAmount: '0.40',
+          serviceFeeSalesTaxRate: '0.2',
+          // 10.00 / 20.00 per tonne
+          quantityTonnes: '0.500000',
+        },
+      ],
       contributions: [],
     })
   })
@@ -60,7 +67,9 @@ describe('splitAllocation: credits', () => {
     //   (.89, .89, .78): 694 / 139 / 139 / 28
     // impact 694 across 3 → 232 / 231 / 231; impactTax 139 → 47 / 46 / 46; fee 139 → 47 / 46 / 46; fee tax 28 → 10 / 9 / 9
     const split = splitAllocation(threeProjects, { credits: { amount: '10.00' } })
-    expect(split.credits.map((e) => [e.projectId, e.impactAmount, e.impactSalesTaxAmount, e.serviceFeeAmount, e.serviceFeeSalesTaxAmount])).toEqual([
+    expect(
+      split.credits.map((e) => [e.projectId, e.impactAmount, e.impactSalesTaxAmount, e.serviceFeeAmount, e.serviceFeeSalesTaxAmount]),
+    ).toEqual([
       ['p-a', '2.32', '0.47', '0.47', '0.10'],
       ['p-b', '2.31', '0.46', '0.46', '0.09'],
       ['p-c', '2.31', '0.46', '0.46', '0.09'],
@@ -81,13 +90,15 @@ describe('splitAllocation: credits', () => {
   })
 
   it('splits by locked catalogue weights', () => {
-    const quote = priceQuote(quoteInput(), referenceData([
-      project({ id: 'heavy', weight: '3', priority: 2 }),
-      project({ id: 'light', weight: '1', priority: 1 }),
-    ]))
+    const quote = priceQuote(
+      quoteInput(),
+      referenceData([project({ id: 'heavy', weight: '3', priority: 2 }), project({ id: 'light', weight: '1', priority: 1 })]),
+    )
     // GB 2026, paid £1.44 → 100 / 20 / 20 / 4 pence; impact 100 × 3/4 = 75, 25
     const split = splitAllocation(quote, { credits: { amount: '1.44' } })
-    expect(split.credits.map((e) => [e.projectId, e.impactAmount, e.impactSalesTaxAmount, e.serviceFeeAmount, e.serviceFeeSalesTaxAmount])).toEqual([
+    expect(
+      split.credits.map((e) => [e.projectId, e.impactAmount, e.impactSalesTaxAmount, e.serviceFeeAmount, e.serviceFeeSalesTaxAmount]),
+    ).toEqual([
       ['heavy', '0.75', '0.15', '0.15', '0.03'],
       ['light', '0.25', '0.05', '0.05', '0.01'],
     ])
@@ -106,7 +117,9 @@ describe('splitAllocation: credits', () => {
     ['-1.00', 'AMOUNT_OUT_OF_RANGE'],
     ['lots', 'AMOUNT_OUT_OF_RANGE'],
   ])('rejects a credits amount of %s with %s at /credits/amount', (amount, code) => {
-    expect(() => splitAllocation(threeProjects, { credits: { amount } })).toThrow(expect.objectContaining({ code, path: '/credits/amount' }))
+    expect(() => splitAllocation(threeProjects, { credits: { amount } })).toThrow(
+      expect.objectContaining({ code, path: '/credits/amount' }),
+    )
   })
 })
 
@@ -117,15 +130,41 @@ describe('splitAllocation: contribution', () => {
     const split = splitAllocation(ukAugust2024, { contribution: { amount: '12.40' } })
     expect(split.credits).toEqual([])
     expect(split.contributions).toEqual([
-      { impactPartnerId: 'contrib-a', impactAmount: '3.34', impactSalesTaxAmount: '0.00', impactSalesTaxRate: '0', serviceFeeAmount: '0.67', serviceFeeSalesTaxAmount: '0.14', serviceFeeSalesTaxRate: '0.2' },
-      { impactPartnerId: 'contrib-b', impactAmount: '3.33', impactSalesTaxAmount: '0.00', impactSalesTaxRate: '0', serviceFeeAmount: '0.67', serviceFeeSalesTaxAmount: '0.13', serviceFeeSalesTaxRate: '0.2' },
-      { impactPartnerId: 'contrib-c', impactAmount: '3.33', impactSalesTaxAmount: '0.00', impactSalesTaxRate: '0', serviceFeeAmount: '0.66', serviceFeeSalesTaxAmount: '0.13', serviceFeeSalesTaxRate: '0.2' },
+      {
+        impactPartnerId: 'contrib-a',
+        impactAmount: '3.34',
+        impactSalesTaxAmount: '0.00',
+        impactSalesTaxRate: '0',
+        serviceFeeAmount: '0.67',
+        serviceFeeSalesTaxAmount: '0.14',
+        serviceFeeSalesTaxRate: '0.2',
+      },
+      {
+        impactPartnerId: 'contrib-b',
+        impactAmount: '3.33',
+        impactSalesTaxAmount: '0.00',
+        impactSalesTaxRate: '0',
+        serviceFeeAmount: '0.67',
+        serviceFeeSalesTaxAmount: '0.13',
+        serviceFeeSalesTaxRate: '0.2',
+      },
+      {
+        impactPartnerId: 'contrib-c',
+        impactAmount: '3.33',
+        impactSalesTaxAmount: '0.00',
+        impactSalesTaxRate: '0',
+        serviceFeeAmount: '0.66',
+        serviceFeeSalesTaxAmount: '0.13',
+        serviceFeeSalesTaxRate: '0.2',
+      },
     ])
     expect(totalOf(split.contributions)).toBe('12.4')
   })
 
   it('uses only the chosen partners, in quote order, ignoring duplicates', () => {
-    const split = splitAllocation(ukAugust2024, { contribution: { amount: '5.00', impactPartnerIds: ['contrib-c', 'contrib-a', 'contrib-c'] } })
+    const split = splitAllocation(ukAugust2024, {
+      contribution: { amount: '5.00', impactPartnerIds: ['contrib-c', 'contrib-a', 'contrib-c'] },
+    })
     expect(split.contributions.map((e) => e.impactPartnerId)).toEqual(['contrib-a', 'contrib-c'])
     expect(totalOf(split.contributions)).toBe('5')
   })
@@ -170,9 +209,14 @@ describe('reverseAllocation', () => {
     const original = splitAllocation(ukAugust2024, { credits: { amount: '12.40' }, contribution: { amount: '1.24' } })
     const reversal = reverseAllocation(original)
     expect(reversal.credits[0]).toEqual({
-      projectId: 'p-one', impactPartnerId: 'credits-partner',
-      impactAmount: '-10.00', impactSalesTaxAmount: '0.00', impactSalesTaxRate: '0',
-      serviceFeeAmount: '-2.00', serviceFeeSalesTaxAmount: '-0.40', serviceFeeSalesTaxRate: '0.2',
+      projectId: 'p-one',
+      impactPartnerId: 'credits-partner',
+      impactAmount: '-10.00',
+      impactSalesTaxAmount: '0.00',
+      impactSalesTaxRate: '0',
+      serviceFeeAmount: '-2.00',
+      serviceFeeSalesTaxAmount: '-0.40',
+      serviceFeeSalesTaxRate: '0.2',
       quantityTonnes: '-0.500000',
     })
     expect(JSON.stringify(reversal)).not.toMatch(/"-0(\.0+)?"/)
@@ -184,7 +228,13 @@ const allEntries = (split: AllocationSplit): AllocationEntryAmounts[] => [...spl
 
 /** A random quote with its credits section, plus random amounts paid in its currency (minor units). */
 const quoteAndPayments = fc
-  .tuple(arbitraryQuoteInput, arbitraryProjects, fc.bigInt({ min: 1n, max: 10n ** 10n }), fc.bigInt({ min: 1n, max: 10n ** 10n }), fc.subarray(['contrib-a', 'contrib-b']))
+  .tuple(
+    arbitraryQuoteInput,
+    arbitraryProjects,
+    fc.bigInt({ min: 1n, max: 10n ** 10n }),
+    fc.bigInt({ min: 1n, max: 10n ** 10n }),
+    fc.subarray(['contrib-a', 'contrib-b']),
+  )
   .map(([input, projects, creditsMinor, contributionMinor, partnerIds]) => {
     const quote = priceQuote(input, referenceData(projects))
     const digits = minorUnitsOf(quote.currencyCode)
@@ -211,7 +261,10 @@ describe('splitAllocation: properties', () => {
   it('property: entries sum to the amounts paid exactly (JPY, GBP, KWD, …), each formatted to the minor units', () => {
     fc.assert(
       fc.property(quoteAndPayments, ({ quote, credits, contribution, partnerIds }) => {
-        const split = splitAllocation(quote, { credits: { amount: credits }, contribution: { amount: contribution, impactPartnerIds: partnerIds } })
+        const split = splitAllocation(quote, {
+          credits: { amount: credits },
+          contribution: { amount: contribution, impactPartnerIds: partnerIds },
+        })
         expect(totalOf(split.credits)).toBe(new Decimal(credits).toString())
         expect(totalOf(split.contributions)).toBe(new Decimal(contribution).toString())
         expect(split.credits).toHaveLength(creditsOf(quote).projects.length)

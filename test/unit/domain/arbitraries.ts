@@ -8,9 +8,17 @@ import { project, quoteInput } from './fixtures.js'
 
 export const CURRENCIES = ['JPY', 'GBP', 'KWD', 'USD', 'EUR', 'BHD', 'CAD', 'SEK'] as const
 export const CONSUMERS: readonly ConsumerLocation[] = [
-  { countryCode: 'GBR' }, { countryCode: 'DEU' }, { countryCode: 'FRA' }, { countryCode: 'USA', state: 'CA' },
-  { countryCode: 'USA' }, { countryCode: 'CAN', state: 'QC' }, { countryCode: 'CAN', state: 'ON' }, { countryCode: 'JPN' },
-  { countryCode: 'KWT' }, { countryCode: 'HUN' }, { countryCode: 'AUS' },
+  { countryCode: 'GBR' },
+  { countryCode: 'DEU' },
+  { countryCode: 'FRA' },
+  { countryCode: 'USA', state: 'CA' },
+  { countryCode: 'USA' },
+  { countryCode: 'CAN', state: 'QC' },
+  { countryCode: 'CAN', state: 'ON' },
+  { countryCode: 'JPN' },
+  { countryCode: 'KWT' },
+  { countryCode: 'HUN' },
+  { countryCode: 'AUS' },
 ]
 const MCCS = ['5992', '5812', '5541', '4511', '3010', '3400', '3600', '7011', '0742', '9999']
 
@@ -44,7 +52,10 @@ export const arbitraryProjects = fc
     fc.record({
       price: fc.integer({ min: 1, max: 50_000 }).map((n) => new Decimal(n).div(100).toFixed(2)),
       priceCurrency: fc.constantFrom('USD', 'GBP', 'EUR', 'JPY'),
-      weight: fc.option(fc.integer({ min: 1, max: 1000 }).map((n) => new Decimal(n).div(10).toString()), { nil: null }),
+      weight: fc.option(
+        fc.integer({ min: 1, max: 1000 }).map((n) => new Decimal(n).div(10).toString()),
+        { nil: null },
+      ),
       country: fc.constantFrom(null, 'GBR', 'USA', 'DEU'),
     }),
     { minLength: 1, maxLength: 4 },

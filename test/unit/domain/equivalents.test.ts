@@ -38,46 +38,78 @@ describe('describeEquivalents: carbon', () => {
   // phone: 18,099.2 / 12.4 = 1,459.6 charges → 1,460
   // tree: 18,099.2 × 3,652.5 / 60,000 = 1,101.8 days → 1,102
   it.each([
-    ['en-GB', 46, [
-      "That's about the same as driving an average petrol car for 46 miles.",
-      "That's about the same as charging a smartphone 1,460 times.",
-      "That's about as much CO₂ as a tree seedling absorbs in 1,102 days.",
-    ]],
-    ['en-US', 46, [
-      "That's about the same as driving an average gas-powered car for 46 miles.",
-      "That's about the same as charging a smartphone 1,460 times.",
-      "That's about as much CO₂ as a tree seedling absorbs in 1,102 days.",
-    ]],
-    ['de-DE', 74, [
-      'Das entspricht etwa einer Fahrt von 74 km mit einem durchschnittlichen Benzinauto.',
-      'Das entspricht etwa 1.460 Smartphone-Ladungen.',
-      'Das ist etwa so viel CO₂, wie ein Baumsetzling in 1.102 Tagen aufnimmt.',
-    ]],
-    ['fr-FR', 74, [
-      'Cela équivaut à environ 74 km parcourus avec une voiture essence moyenne.',
-      'Cela équivaut à environ 1 460 recharges de smartphone.',
-      'C’est à peu près la quantité de CO₂ qu’un jeune arbre absorbe en 1 102 jours.',
-    ]],
-    ['es-ES', 74, [
-      'Equivale a recorrer aproximadamente 74 km en un coche de gasolina medio.',
-      'Equivale aproximadamente a cargar un smartphone 1460 veces.',
-      'Es aproximadamente el CO₂ que absorbe un árbol joven en 1102 días.',
-    ]],
-    ['it-IT', 74, [
-      'Equivale a percorrere circa 74 km con un’auto a benzina media.',
-      'Equivale a ricaricare uno smartphone circa 1460 volte.',
-      'È all’incirca la CO₂ che un giovane albero assorbe in 1102 giorni.',
-    ]],
-    ['nl-NL', 74, [
-      'Dat staat gelijk aan ongeveer 74 km rijden met een gemiddelde benzineauto.',
-      'Dat staat gelijk aan ongeveer 1.460 keer een smartphone opladen.',
-      'Dat is ongeveer de hoeveelheid CO₂ die een jonge boom in 1.102 dagen opneemt.',
-    ]],
-    ['sv-SE', 74, [
-      'Det motsvarar att köra ungefär 74 km med en genomsnittlig bensinbil.',
-      'Det motsvarar att ladda en smartphone ungefär 1 460 gånger.',
-      'Det är ungefär lika mycket koldioxid som ett ungt träd tar upp på 1 102 dagar.',
-    ]],
+    [
+      'en-GB',
+      46,
+      [
+        "That's about the same as driving an average petrol car for 46 miles.",
+        "That's about the same as charging a smartphone 1,460 times.",
+        "That's about as much CO₂ as a tree seedling absorbs in 1,102 days.",
+      ],
+    ],
+    [
+      'en-US',
+      46,
+      [
+        "That's about the same as driving an average gas-powered car for 46 miles.",
+        "That's about the same as charging a smartphone 1,460 times.",
+        "That's about as much CO₂ as a tree seedling absorbs in 1,102 days.",
+      ],
+    ],
+    [
+      'de-DE',
+      74,
+      [
+        'Das entspricht etwa einer Fahrt von 74 km mit einem durchschnittlichen Benzinauto.',
+        'Das entspricht etwa 1.460 Smartphone-Ladungen.',
+        'Das ist etwa so viel CO₂, wie ein Baumsetzling in 1.102 Tagen aufnimmt.',
+      ],
+    ],
+    [
+      'fr-FR',
+      74,
+      [
+        'Cela équivaut à environ 74 km parcourus avec une voiture essence moyenne.',
+        'Cela équivaut à environ 1 460 recharges de smartphone.',
+        'C’est à peu près la quantité de CO₂ qu’un jeune arbre absorbe en 1 102 jours.',
+      ],
+    ],
+    [
+      'es-ES',
+      74,
+      [
+        'Equivale a recorrer aproximadamente 74 km en un coche de gasolina medio.',
+        'Equivale aproximadamente a cargar un smartphone 1460 veces.',
+        'Es aproximadamente el CO₂ que absorbe un árbol joven en 1102 días.',
+      ],
+    ],
+    [
+      'it-IT',
+      74,
+      [
+        'Equivale a percorrere circa 74 km con un’auto a benzina media.',
+        'Equivale a ricaricare uno smartphone circa 1460 volte.',
+        'È all’incirca la CO₂ che un giovane albero assorbe in 1102 giorni.',
+      ],
+    ],
+    [
+      'nl-NL',
+      74,
+      [
+        'Dat staat gelijk aan ongeveer 74 km rijden met een gemiddelde benzineauto.',
+        'Dat staat gelijk aan ongeveer 1.460 keer een smartphone opladen.',
+        'Dat is ongeveer de hoeveelheid CO₂ die een jonge boom in 1.102 dagen opneemt.',
+      ],
+    ],
+    [
+      'sv-SE',
+      74,
+      [
+        'Det motsvarar att köra ungefär 74 km med en genomsnittlig bensinbil.',
+        'Det motsvarar att ladda en smartphone ungefär 1 460 gånger.',
+        'Det är ungefär lika mycket koldioxid som ett ungt träd tar upp på 1 102 dagar.',
+      ],
+    ],
   ])('%s: full sentences with Intl-formatted numbers (miles only for en-GB/en-US)', (locale, distance, sentences) => {
     const equivalents = describeEquivalents(carbon('18099.2'), locale)
     expect(equivalents.map((e) => e.key)).toEqual(['car', 'phone', 'tree'])
@@ -121,8 +153,20 @@ describe('describeEquivalents: nature', () => {
   it.each([
     ['en-GB', ["That's about the area of 1.8 parking spaces.", "That's about the area of 0.08 tennis courts."]],
     ['de-DE', ['Das entspricht etwa der Fläche von 1,8 Parkplätzen.', 'Das entspricht etwa der Fläche von 0,08 Tennisplätzen.']],
-    ['fr-FR', ['Cela correspond à peu près à la surface de 1,8 place de parking.', 'Cela correspond à peu près à la surface de 0,08 court de tennis.']],
-    ['es-ES', ['Equivale aproximadamente a la superficie de 1,8 plazas de aparcamiento.', 'Equivale aproximadamente a la superficie de 0,08 pistas de tenis.']],
+    [
+      'fr-FR',
+      [
+        'Cela correspond à peu près à la surface de 1,8 place de parking.',
+        'Cela correspond à peu près à la surface de 0,08 court de tennis.',
+      ],
+    ],
+    [
+      'es-ES',
+      [
+        'Equivale aproximadamente a la superficie de 1,8 plazas de aparcamiento.',
+        'Equivale aproximadamente a la superficie de 0,08 pistas de tenis.',
+      ],
+    ],
     ['it-IT', ['Equivale all’incirca alla superficie di 1,8 posti auto.', 'Equivale all’incirca alla superficie di 0,08 campi da tennis.']],
     ['nl-NL', ['Dat is ongeveer de oppervlakte van 1,8 parkeerplaatsen.', 'Dat is ongeveer de oppervlakte van 0,08 tennisbanen.']],
     ['sv-SE', ['Det motsvarar ungefär ytan av 1,8 parkeringsplatser.', 'Det motsvarar ungefär ytan av 0,08 tennisbanor.']],

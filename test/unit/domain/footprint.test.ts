@@ -18,10 +18,15 @@ describe('DEFAULT_EMISSION_FACTORS', () => {
     expect(DEFAULT_FACTOR_MCCS).toHaveLength(41)
     for (const mcc of DEFAULT_FACTOR_MCCS) {
       for (const region of ['USA', 'WORLD', 'GBR', 'DEU', 'FRA']) {
-        const rows = DEFAULT_EMISSION_FACTORS.filter((f) => f.kind === 'carbon' && f.mccFrom === mcc && f.mccTo === mcc && f.region === region)
+        const rows = DEFAULT_EMISSION_FACTORS.filter(
+          (f) => f.kind === 'carbon' && f.mccFrom === mcc && f.mccTo === mcc && f.region === region,
+        )
         expect(rows, `${mcc} ${region}`).toHaveLength(1)
       }
-      expect(DEFAULT_EMISSION_FACTORS.filter((f) => f.kind === 'nature' && f.mccFrom === mcc), `nature ${mcc}`).toHaveLength(1)
+      expect(
+        DEFAULT_EMISSION_FACTORS.filter((f) => f.kind === 'nature' && f.mccFrom === mcc),
+        `nature ${mcc}`,
+      ).toHaveLength(1)
     }
   })
 
@@ -45,9 +50,13 @@ describe('DEFAULT_EMISSION_FACTORS', () => {
 
   it('has default rows (MCC 0–9999) for carbon WORLD, GBR, DEU, FRA and nature WORLD', () => {
     const defaults = DEFAULT_EMISSION_FACTORS.filter((f) => f.mccFrom === ANY_MCC.from && f.mccTo === ANY_MCC.to)
-    expect(defaults.map((f) => `${f.kind}:${f.region}:${f.value}`).sort()).toEqual(
-      ['carbon:DEU:0.241', 'carbon:FRA:0.148', 'carbon:GBR:0.196', 'carbon:WORLD:0.173', 'nature:WORLD:0.10'],
-    )
+    expect(defaults.map((f) => `${f.kind}:${f.region}:${f.value}`).sort()).toEqual([
+      'carbon:DEU:0.241',
+      'carbon:FRA:0.148',
+      'carbon:GBR:0.196',
+      'carbon:WORLD:0.173',
+      'nature:WORLD:0.10',
+    ])
   })
 })
 
@@ -81,8 +90,17 @@ describe('findFactor: lookup order of DESIGN.md §6.1', () => {
   })
 
   const operator = (overrides: Partial<EmissionFactor> & Pick<EmissionFactor, 'id'>): EmissionFactor => ({
-    kind: 'carbon', mccFrom: 5992, mccTo: 5992, region: 'GBR', value: '0.5', baseCurrency: 'GBP', priceYear: 2024,
-    source: 'operator', version: '1', licence: 'proprietary', ...overrides,
+    kind: 'carbon',
+    mccFrom: 5992,
+    mccTo: 5992,
+    region: 'GBR',
+    value: '0.5',
+    baseCurrency: 'GBP',
+    priceYear: 2024,
+    source: 'operator',
+    version: '1',
+    licence: 'proprietary',
+    ...overrides,
   })
 
   it('prefers earlier rows of the same span, so operator rows passed first override defaults', () => {
@@ -103,7 +121,10 @@ describe('findFactor: lookup order of DESIGN.md §6.1', () => {
 
   it('uses spanning rows only as the last resort, even when passed first', () => {
     const factors = [operator({ id: 'op-default-GBR', mccFrom: 0, mccTo: 9999 }), ...DEFAULT_EMISSION_FACTORS]
-    expect(findFactor(factors, 'carbon', '3100', 'GBR')).toMatchObject({ factor: { id: 'exiobase-memobank-2019-4511-GBR' }, matchedBy: 'mcc-range' })
+    expect(findFactor(factors, 'carbon', '3100', 'GBR')).toMatchObject({
+      factor: { id: 'exiobase-memobank-2019-4511-GBR' },
+      matchedBy: 'mcc-range',
+    })
     expect(findFactor(factors, 'carbon', '5094', 'GBR')).toMatchObject({ factor: { id: 'op-default-GBR' }, matchedBy: 'default' })
   })
 
@@ -146,8 +167,13 @@ describe('estimateFootprint: hand-worked examples', () => {
     const result = estimate({ amount: new Decimal('47.97') })
     expect(result.footprint).toEqual({ kind: 'carbon', co2eGrams: '10833.2', co2eOunces: '382.13' })
     expect(result.provenance).toMatchObject({
-      id: 'exiobase-memobank-2019-5992-GBR', region: 'GBR', mcc: '5992', matchedBy: 'mcc-country',
-      value: '0.196', baseCurrency: 'EUR', priceYear: 2019,
+      id: 'exiobase-memobank-2019-5992-GBR',
+      region: 'GBR',
+      mcc: '5992',
+      matchedBy: 'mcc-country',
+      value: '0.196',
+      baseCurrency: 'EUR',
+      priceYear: 2019,
     })
     expect(result.fx).toMatchObject({ from: 'GBP', to: 'EUR', date: '2026-02-06' })
     expect(result.fx.rate.startsWith('1.152206475400391750')).toBe(true)

@@ -9,18 +9,37 @@ describe('REFERENCE_FX_RATES', () => {
     expect(REFERENCE_FX_RATES.base).toBe('EUR')
     expect(REFERENCE_FX_RATES.date).toBe('2026-02-06')
     expect(REFERENCE_FX_RATES.rates).toMatchObject({
-      USD: '1.1794', GBP: '0.86790', JPY: '185.27', CHF: '0.9175', SEK: '10.6735', NOK: '11.4695',
-      DKK: '7.4672', CAD: '1.6118', AUD: '1.6880', NZD: '1.9673',
+      USD: '1.1794',
+      GBP: '0.86790',
+      JPY: '185.27',
+      CHF: '0.9175',
+      SEK: '10.6735',
+      NOK: '11.4695',
+      DKK: '7.4672',
+      CAD: '1.6118',
+      AUD: '1.6880',
+      NZD: '1.9673',
       // peg × USD per EUR: 0.376 × 1.1794, 3.75 × 1.1794, 3.6725 × 1.1794, 0.307 × 1.1794 (indicative)
-      BHD: '0.4434544', SAR: '4.42275', AED: '4.3313465', KWD: '0.3620758',
+      BHD: '0.4434544',
+      SAR: '4.42275',
+      AED: '4.3313465',
+      KWD: '0.3620758',
     })
   })
 })
 
 describe('isPricedCurrency', () => {
   it.each([
-    ['EUR', true], ['GBP', true], ['JPY', true], ['KWD', true], ['BHD', true],
-    ['BGN', false], ['ISK', false], ['XAU', false], ['gbp', false], ['ABC', false],
+    ['EUR', true],
+    ['GBP', true],
+    ['JPY', true],
+    ['KWD', true],
+    ['BHD', true],
+    ['BGN', false],
+    ['ISK', false],
+    ['XAU', false],
+    ['gbp', false],
+    ['ABC', false],
   ])('%s → %s', (code, expected) => {
     expect(isPricedCurrency(code)).toBe(expected)
   })
@@ -50,16 +69,23 @@ describe('convert', () => {
     expect(result.amount.equals(new Decimal(amount).times(rate))).toBe(true)
   })
 
-  it.each([['XYZ', 'EUR'], ['EUR', 'BGN'], ['ISK', 'USD']])('%s → %s is UNSUPPORTED_CURRENCY', (from, to) => {
-    expect(() => convert(new Decimal('1'), from, to, REFERENCE_FX_RATES)).toThrow(
-      expect.objectContaining({ code: 'UNSUPPORTED_CURRENCY' }),
-    )
+  it.each([
+    ['XYZ', 'EUR'],
+    ['EUR', 'BGN'],
+    ['ISK', 'USD'],
+  ])('%s → %s is UNSUPPORTED_CURRENCY', (from, to) => {
+    expect(() => convert(new Decimal('1'), from, to, REFERENCE_FX_RATES)).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_CURRENCY' }))
   })
 })
 
 describe('countries', () => {
   it.each([
-    ['GBR', 'GB'], ['USA', 'US'], ['CAN', 'CA'], ['DEU', 'DE'], ['KWT', 'KW'], ['JPN', 'JP'],
+    ['GBR', 'GB'],
+    ['USA', 'US'],
+    ['CAN', 'CA'],
+    ['DEU', 'DE'],
+    ['KWT', 'KW'],
+    ['JPN', 'JP'],
   ])('%s is known and maps to %s', (alpha3, alpha2) => {
     expect(isKnownCountry(alpha3)).toBe(true)
     expect(toAlpha2(alpha3)).toBe(alpha2)

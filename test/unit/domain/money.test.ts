@@ -14,7 +14,15 @@ import { DomainError } from '../../../src/domain/errors.js'
 
 describe('minorUnitsOf', () => {
   it.each([
-    ['JPY', 0], ['ISK', 0], ['GBP', 2], ['USD', 2], ['EUR', 2], ['HUF', 2], ['KWD', 3], ['BHD', 3], ['CLF', 4],
+    ['JPY', 0],
+    ['ISK', 0],
+    ['GBP', 2],
+    ['USD', 2],
+    ['EUR', 2],
+    ['HUF', 2],
+    ['KWD', 3],
+    ['BHD', 3],
+    ['CLF', 4],
   ])('%s has %i ISO 4217 minor-unit digits', (code, digits) => {
     expect(minorUnitsOf(code)).toBe(digits)
   })
@@ -79,7 +87,11 @@ describe('roundHalfUp and formatting', () => {
   })
 
   it.each([
-    ['0.20', '0.2'], ['0.149750', '0.14975'], ['-0', '0'], ['0', '0'], ['1', '1'],
+    ['0.20', '0.2'],
+    ['0.149750', '0.14975'],
+    ['-0', '0'],
+    ['0', '0'],
+    ['1', '1'],
   ])('formatRate(%s) = %s', (value, expected) => {
     expect(formatRate(value)).toBe(expected)
   })

@@ -43,7 +43,10 @@ describe('effectiveRatesOf (DESIGN.md §6.5)', () => {
   it('gives exact shortest strings where the division is exact', () => {
     // 1 / 1.25 = 0.8, 0.25 / 1.25 = 0.2
     expect(effectiveRatesOf({ impactTax: '0', serviceFee: '0.25', serviceFeeTax: '0' })).toEqual({
-      impact: '0.8', impactTax: '0', serviceFee: '0.2', serviceFeeTax: '0',
+      impact: '0.8',
+      impactTax: '0',
+      serviceFee: '0.2',
+      serviceFeeTax: '0',
     })
   })
 
@@ -51,14 +54,19 @@ describe('effectiveRatesOf (DESIGN.md §6.5)', () => {
 
   it('property: effective rates sum to exactly 1 and each is within 2e-40 of its exact share', () => {
     fc.assert(
-      fc.property(rate, fc.integer({ min: 0, max: 500_000 }).map((n) => new Decimal(n).div(100_000).toString()), rate, (impactTax, serviceFee, serviceFeeTax) => {
-        const rates = { impactTax, serviceFee, serviceFeeTax }
-        const effective = effectiveRatesOf(rates)
-        expect(sum(Object.values(effective))).toBe('1')
-        const D = grossFactorOf(rates)
-        expect(new Decimal(effective.impact).minus(new Decimal(1).div(D)).abs().lessThanOrEqualTo('2e-40')).toBe(true)
-        for (const value of Object.values(effective)) expect(new Decimal(value).isNegative()).toBe(false)
-      }),
+      fc.property(
+        rate,
+        fc.integer({ min: 0, max: 500_000 }).map((n) => new Decimal(n).div(100_000).toString()),
+        rate,
+        (impactTax, serviceFee, serviceFeeTax) => {
+          const rates = { impactTax, serviceFee, serviceFeeTax }
+          const effective = effectiveRatesOf(rates)
+          expect(sum(Object.values(effective))).toBe('1')
+          const D = grossFactorOf(rates)
+          expect(new Decimal(effective.impact).minus(new Decimal(1).div(D)).abs().lessThanOrEqualTo('2e-40')).toBe(true)
+          for (const value of Object.values(effective)) expect(new Decimal(value).isNegative()).toBe(false)
+        },
+      ),
       { numRuns: 10_000 },
     )
   })
@@ -79,7 +87,9 @@ describe('priceQuote: hand-worked examples', () => {
     expect(credits.amounts).toEqual({ total: '0.36', impact: '0.25', impactTax: '0.05', serviceFee: '0.05', serviceFeeTax: '0.01' })
     expect(credits.unit).toEqual({ description: 'tCO2e', price: '23.30' })
     expect(credits.consumerLocationMatchAccuracy).toBe('country')
-    expect(credits.projects).toMatchObject([{ id: 'uk-woodland', unitPrice: '23.30', weight: '1', weightShare: '1', catalogue: { price: '23.30', currencyCode: 'GBP' } }])
+    expect(credits.projects).toMatchObject([
+      { id: 'uk-woodland', unitPrice: '23.30', weight: '1', weightShare: '1', catalogue: { price: '23.30', currencyCode: 'GBP' } },
+    ])
     expect(credits.effectiveRates.impact.startsWith('0.69444444')).toBe(true)
     expect(quote.provenance.tax).toMatchObject({ jurisdiction: { country: 'GB', state: null, basis: 'consumer' } })
     expect(quote.contribution.taxRates).toEqual({ impactTax: '0', serviceFee: '0.2', serviceFeeTax: '0.2' })
@@ -94,7 +104,15 @@ describe('priceQuote: hand-worked examples', () => {
     // amounts: 47¢ × [1, 0, 0.2, 0] / 1.2 = 39.17 / 0 / 7.83 / 0 → floors 39 + 7 = 46,
     //   the leftover cent goes to the larger remainder (.83, the fee) → 0.39 / 0.00 / 0.08 / 0.00
     const quote = priceQuote(
-      quoteInput({ amount: '100', currencyCode: 'USD', mcc: '5812', merchant: { countryCode: 'USA', state: 'NY' }, consumer: { countryCode: 'USA' }, locale: 'en-US', date: '2024-06-01' }),
+      quoteInput({
+        amount: '100',
+        currencyCode: 'USD',
+        mcc: '5812',
+        merchant: { countryCode: 'USA', state: 'NY' },
+        consumer: { countryCode: 'USA' },
+        locale: 'en-US',
+        date: '2024-06-01',
+      }),
       referenceData([ARR_RW, MANGROVE_LK, REDD_KE, project({ id: 'low-priority', priority: 1 })]),
     )
     expect(quote.footprint).toMatchObject({ co2eGrams: '18099.2' })
@@ -115,7 +133,14 @@ describe('priceQuote: hand-worked examples', () => {
     // amounts: 114 × [1, 0, 0.2, 0.02] / 1.22 = 93.44 / 0 / 18.69 / 1.87 → floors 93 + 18 + 1 = 112,
     //   2 leftover yen to the largest remainders (.87 fee tax, .69 fee) → 93 / 0 / 19 / 2
     const quote = priceQuote(
-      quoteInput({ amount: '10000', currencyCode: 'JPY', mcc: '5411', merchant: { countryCode: 'JPN' }, consumer: { countryCode: 'JPN' }, locale: 'ja-JP' }),
+      quoteInput({
+        amount: '10000',
+        currencyCode: 'JPY',
+        mcc: '5411',
+        merchant: { countryCode: 'JPN' },
+        consumer: { countryCode: 'JPN' },
+        locale: 'ja-JP',
+      }),
       referenceData([ARR_RW]),
     )
     expect(quote.minorUnits).toBe(0)
@@ -132,7 +157,13 @@ describe('priceQuote: hand-worked examples', () => {
     // amounts: 67 × [1, 0, 0.2, 0] / 1.2 = 55.83 / 0 / 11.17 / 0 → 55 + 11 = 66,
     //   1 leftover fils to the largest remainder (.83, impact) → 0.056 / 0.000 / 0.011 / 0.000
     const quote = priceQuote(
-      quoteInput({ amount: '12.345', currencyCode: 'KWD', mcc: '5812', merchant: { countryCode: 'KWT' }, consumer: { countryCode: 'KWT' } }),
+      quoteInput({
+        amount: '12.345',
+        currencyCode: 'KWD',
+        mcc: '5812',
+        merchant: { countryCode: 'KWT' },
+        consumer: { countryCode: 'KWT' },
+      }),
       referenceData([ARR_RW]),
     )
     const credits = creditsOf(quote)
@@ -148,7 +179,14 @@ describe('priceQuote: hand-worked examples', () => {
     // amounts: 34 × [1, 0.19, 0.2, 0.038] / 1.428 = 23.81 / 4.52 / 4.76 / 0.90 → floors 23 + 4 + 4 + 0 = 31,
     //   3 leftover cents to remainders .90, .81, .76 → 24 / 4 / 5 / 1
     const quote = priceQuote(
-      quoteInput({ amount: '50', currencyCode: 'EUR', mcc: '5462', merchant: { countryCode: 'DEU' }, consumer: { countryCode: 'DEU' }, locale: 'de-DE' }),
+      quoteInput({
+        amount: '50',
+        currencyCode: 'EUR',
+        mcc: '5462',
+        merchant: { countryCode: 'DEU' },
+        consumer: { countryCode: 'DEU' },
+        locale: 'de-DE',
+      }),
       referenceData([project({ id: 'eu-project', price: '20.00', priceCurrency: 'EUR' })]),
     )
     const credits = creditsOf(quote)
@@ -158,7 +196,7 @@ describe('priceQuote: hand-worked examples', () => {
     expect(quote.contribution.taxRates).toEqual({ impactTax: '0', serviceFee: '0.2', serviceFeeTax: '0.19' })
   })
 
-  it("a Quebec consumer: GST + QST (14.975%) on the fee, nothing on credits or contributions", () => {
+  it('a Quebec consumer: GST + QST (14.975%) on the fee, nothing on credits or contributions', () => {
     // CAD 200 at a Canadian hotel (7011, CAN → USEEIO WORLD 0.145 kg per 2022 USD)
     // 200 × 1.1794 / 1.6118 = 146.3457 USD × 0.9329463 = 136.5326 × 0.145 = 19.7972 kg → 19,797.2 g
     // unit: $25 × 1.6118 / 1.1794 = CAD 34.1657 → 34.17; D = 1 + 0.2 × 1.14975 = 1.22995
@@ -166,7 +204,14 @@ describe('priceQuote: hand-worked examples', () => {
     // amounts: 83 × [1, 0, 0.2, 0.02995] / 1.22995 = 67.48 / 0 / 13.50 / 2.02 → 67 + 13 + 2 = 82,
     //   the leftover cent to remainder .50 (fee) vs .48 (impact) → 67 / 0 / 14 / 2
     const quote = priceQuote(
-      quoteInput({ amount: '200', currencyCode: 'CAD', mcc: '7011', merchant: { countryCode: 'CAN', state: 'ON' }, consumer: { countryCode: 'CAN', state: 'Québec' }, locale: 'fr-CA' }),
+      quoteInput({
+        amount: '200',
+        currencyCode: 'CAD',
+        mcc: '7011',
+        merchant: { countryCode: 'CAN', state: 'ON' },
+        consumer: { countryCode: 'CAN', state: 'Québec' },
+        locale: 'fr-CA',
+      }),
       referenceData([ARR_RW]),
     )
     const credits = creditsOf(quote)
@@ -183,7 +228,14 @@ describe('priceQuote: hand-worked examples', () => {
   it('charges at least one minor unit for a tiny footprint', () => {
     // JPY 1 → 0.4 g → 0.0000004 t × ¥3,927 × 1.22 = ¥0.0019 → rounds to 0 → minimum ¥1, all of it impact
     const quote = priceQuote(
-      quoteInput({ amount: '1', currencyCode: 'JPY', mcc: '8398', merchant: { countryCode: 'USA' }, consumer: { countryCode: 'JPN' }, date: '2022-01-01' }),
+      quoteInput({
+        amount: '1',
+        currencyCode: 'JPY',
+        mcc: '8398',
+        merchant: { countryCode: 'USA' },
+        consumer: { countryCode: 'JPN' },
+        date: '2022-01-01',
+      }),
       referenceData([ARR_RW]),
     )
     expect(creditsOf(quote).amounts).toEqual({ total: '1', impact: '1', impactTax: '0', serviceFee: '0', serviceFeeTax: '0' })
@@ -195,7 +247,10 @@ describe('priceQuote: projects, weights and partners', () => {
     // (2 × 25 + 1 × 10) / 3 = 20.00
     const quote = priceQuote(
       quoteInput({ currencyCode: 'USD', amount: '10' }),
-      referenceData([project({ id: 'a', price: '25', weight: '2', priority: 2 }), project({ id: 'b', price: '10', weight: '1', priority: 1 })]),
+      referenceData([
+        project({ id: 'a', price: '25', weight: '2', priority: 2 }),
+        project({ id: 'b', price: '10', weight: '1', priority: 1 }),
+      ]),
     )
     const credits = creditsOf(quote)
     expect(credits.unit.price).toBe('20.00')
@@ -228,12 +283,20 @@ describe('priceQuote: projects, weights and partners', () => {
     expect(partnerRatesOf(quote).contribution[0]?.rates).toEqual(quote.contribution.effectiveRates)
     expect(quote.partners.map((p) => p.id)).toEqual(['credits-partner', 'contrib-a', 'contrib-b'])
     expect(creditsOf(quote).impactPartnerIds).toEqual(['credits-partner'])
-    expect(quote.partners[0]).toEqual({ id: 'credits-partner', name: 'Partner credits-partner', shortDescription: 'A test partner.', images: CREDITS_PARTNER.images })
+    expect(quote.partners[0]).toEqual({
+      id: 'credits-partner',
+      name: 'Partner credits-partner',
+      shortDescription: 'A test partner.',
+      images: CREDITS_PARTNER.images,
+    })
   })
 
   it('prices the demo catalogue for the demo organisation (GBP florist, UK consumer, matching on)', () => {
     const quote = priceQuote(quoteInput({ matchConsumerLocation: true }), {
-      factors: DEFAULT_EMISSION_FACTORS, fx: REFERENCE_FX_RATES, partners: DEMO_IMPACT_PARTNERS, projects: DEMO_CREDIT_PROJECTS,
+      factors: DEFAULT_EMISSION_FACTORS,
+      fx: REFERENCE_FX_RATES,
+      partners: DEMO_IMPACT_PARTNERS,
+      projects: DEMO_CREDIT_PROJECTS,
     })
     expect(creditsOf(quote).projects.map((p) => p.name)).toEqual(['UK woodland creation (demo)'])
     expect(creditsOf(quote).amounts.total).toBe('0.36')

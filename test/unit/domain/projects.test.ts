@@ -18,13 +18,43 @@ const catalogue = [
 
 describe('selectCreditProjects: state → country → global', () => {
   it.each<[string, ConsumerLocation, boolean, string[], string]>([
-    ['a Californian consumer: the two California projects (any spelling), by priority', { countryCode: 'USA', state: 'ca' }, true, ['us-ca-2', 'us-ca-1'], 'state'],
-    ['a New York consumer: no NY project → all US projects, top 3 by priority', { countryCode: 'USA', state: 'NY' }, true, ['us-tx', 'us-ca-2', 'us-none'], 'country'],
+    [
+      'a Californian consumer: the two California projects (any spelling), by priority',
+      { countryCode: 'USA', state: 'ca' },
+      true,
+      ['us-ca-2', 'us-ca-1'],
+      'state',
+    ],
+    [
+      'a New York consumer: no NY project → all US projects, top 3 by priority',
+      { countryCode: 'USA', state: 'NY' },
+      true,
+      ['us-tx', 'us-ca-2', 'us-none'],
+      'country',
+    ],
     ['a US consumer without a state: country', { countryCode: 'USA' }, true, ['us-tx', 'us-ca-2', 'us-none'], 'country'],
-    ['a UK consumer: the active UK project only (zero weight excluded)', { countryCode: 'GBR', state: 'London' }, true, ['gb-1'], 'country'],
+    [
+      'a UK consumer: the active UK project only (zero weight excluded)',
+      { countryCode: 'GBR', state: 'London' },
+      true,
+      ['gb-1'],
+      'country',
+    ],
     ['an alpha-2 catalogue country still matches a Kenyan consumer', { countryCode: 'KEN' }, true, ['ke-1'], 'country'],
-    ['a French consumer: nothing in France → global, priority desc then id', { countryCode: 'FRA' }, true, ['us-tx', 'global-a', 'global-b'], 'global'],
-    ['matching off: global even for a Californian', { countryCode: 'USA', state: 'CA' }, false, ['us-tx', 'global-a', 'global-b'], 'global'],
+    [
+      'a French consumer: nothing in France → global, priority desc then id',
+      { countryCode: 'FRA' },
+      true,
+      ['us-tx', 'global-a', 'global-b'],
+      'global',
+    ],
+    [
+      'matching off: global even for a Californian',
+      { countryCode: 'USA', state: 'CA' },
+      false,
+      ['us-tx', 'global-a', 'global-b'],
+      'global',
+    ],
   ])('%s', (_, consumer, match, ids, accuracy) => {
     const selection = selectCreditProjects(catalogue, consumer, match)
     expect(selection.projects.map((p) => p.id)).toEqual(ids)
@@ -32,7 +62,10 @@ describe('selectCreditProjects: state → country → global', () => {
   })
 
   it('returns nothing when no project is active', () => {
-    expect(selectCreditProjects([project({ id: 'x', active: false })], { countryCode: 'GBR' }, true)).toEqual({ projects: [], accuracy: 'global' })
+    expect(selectCreditProjects([project({ id: 'x', active: false })], { countryCode: 'GBR' }, true)).toEqual({
+      projects: [],
+      accuracy: 'global',
+    })
   })
 
   it('never returns more than three', () => {

@@ -33,8 +33,17 @@ function importSpecifiers(source: string): string[] {
 }
 
 const FORBIDDEN_MODULES = [
-  /^fastify($|\/)/, /^fastify-plugin$/, /^@fastify\//, /^kysely($|\/)/, /^kysely-pglite-dialect$/, /^pg($|\/)/,
-  /^pino($|\/)/, /^@electric-sql\//, /^nodemailer$/, /^@sinclair\/typebox/, /^node:/,
+  /^fastify($|\/)/,
+  /^fastify-plugin$/,
+  /^@fastify\//,
+  /^kysely($|\/)/,
+  /^kysely-pglite-dialect$/,
+  /^pg($|\/)/,
+  /^pino($|\/)/,
+  /^@electric-sql\//,
+  /^nodemailer$/,
+  /^@sinclair\/typebox/,
+  /^node:/,
   /^(fs|path|os|crypto|child_process|http|https|net|worker_threads|url)$/,
 ]
 
@@ -60,7 +69,9 @@ describe('src/domain purity', () => {
     const source = stripComments(readFileSync(file, 'utf8'))
     const offending = importSpecifiers(source).filter((specifier) => FORBIDDEN_MODULES.some((pattern) => pattern.test(specifier)))
     expect(offending).toEqual([])
-    const outsideDomain = importSpecifiers(source).filter((specifier) => specifier.startsWith('.') && !join(file, '..', specifier).startsWith(DOMAIN))
+    const outsideDomain = importSpecifiers(source).filter(
+      (specifier) => specifier.startsWith('.') && !join(file, '..', specifier).startsWith(DOMAIN),
+    )
     expect(outsideDomain).toEqual([])
   })
 
@@ -71,14 +82,21 @@ describe('src/domain purity', () => {
   })
 
   it('keeps decimal.js behind money.ts', () => {
-    const importers = files.filter((file) => importSpecifiers(stripComments(readFileSync(file, 'utf8'))).some((s) => s.startsWith('decimal.js')))
+    const importers = files.filter((file) =>
+      importSpecifiers(stripComments(readFileSync(file, 'utf8'))).some((s) => s.startsWith('decimal.js')),
+    )
     expect(importers.map((file) => relative(DOMAIN, file))).toEqual(['money.ts'])
   })
 
   it('catches the patterns it looks for', () => {
-    const sample = "import Fastify from 'fastify'\nimport { readFileSync } from 'node:fs'\nconst t = Date.now(); const d = new Date(); const e = process.env.X\n"
+    const sample =
+      "import Fastify from 'fastify'\nimport { readFileSync } from 'node:fs'\nconst t = Date.now(); const d = new Date(); const e = process.env.X\n"
     expect(importSpecifiers(sample)).toEqual(['fastify', 'node:fs'])
-    expect(FORBIDDEN_CODE.filter(([pattern]) => pattern.test(sample)).map(([, name]) => name)).toEqual(['process', 'Date.now', 'new Date()'])
+    expect(FORBIDDEN_CODE.filter(([pattern]) => pattern.test(sample)).map(([, name]) => name)).toEqual([
+      'process',
+      'Date.now',
+      'new Date()',
+    ])
     expect(stripComments('// process.env\nconst url = "https://x"')).not.toMatch(/process/)
   })
 })

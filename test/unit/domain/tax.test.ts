@@ -9,13 +9,43 @@ const at = (country: string, state: string | null = null): TaxJurisdiction => ({
 
 describe('resolveJurisdiction', () => {
   it.each<[string, ConsumerLocation, MerchantLocation | undefined, TaxJurisdiction]>([
-    ['a German consumer: the country', { countryCode: 'DEU', state: 'Bayern' }, { countryCode: 'GBR' }, { country: 'DE', state: null, basis: 'consumer' }],
+    [
+      'a German consumer: the country',
+      { countryCode: 'DEU', state: 'Bayern' },
+      { countryCode: 'GBR' },
+      { country: 'DE', state: null, basis: 'consumer' },
+    ],
     ['a Quebec consumer, by code', { countryCode: 'CAN', state: 'qc' }, undefined, { country: 'CA', state: 'QC', basis: 'consumer' }],
-    ['a Quebec consumer, by name', { countryCode: 'CAN', state: 'Québec' }, { countryCode: 'CAN', state: 'ON' }, { country: 'CA', state: 'QC', basis: 'consumer' }],
-    ['a US consumer with a state', { countryCode: 'USA', state: 'TX' }, { countryCode: 'USA', state: 'NY' }, { country: 'US', state: 'TX', basis: 'consumer' }],
-    ['a US consumer without a state: the merchant state decides', { countryCode: 'USA' }, { countryCode: 'USA', state: 'New York' }, { country: 'US', state: 'NY', basis: 'merchant' }],
-    ['a CA consumer with an unknown province: the merchant province', { countryCode: 'CAN', state: 'Atlantis' }, { countryCode: 'CAN', state: 'BC' }, { country: 'CA', state: 'BC', basis: 'merchant' }],
-    ['a US consumer, merchant abroad: no state', { countryCode: 'USA' }, { countryCode: 'GBR', state: 'London' }, { country: 'US', state: null, basis: 'consumer' }],
+    [
+      'a Quebec consumer, by name',
+      { countryCode: 'CAN', state: 'Québec' },
+      { countryCode: 'CAN', state: 'ON' },
+      { country: 'CA', state: 'QC', basis: 'consumer' },
+    ],
+    [
+      'a US consumer with a state',
+      { countryCode: 'USA', state: 'TX' },
+      { countryCode: 'USA', state: 'NY' },
+      { country: 'US', state: 'TX', basis: 'consumer' },
+    ],
+    [
+      'a US consumer without a state: the merchant state decides',
+      { countryCode: 'USA' },
+      { countryCode: 'USA', state: 'New York' },
+      { country: 'US', state: 'NY', basis: 'merchant' },
+    ],
+    [
+      'a CA consumer with an unknown province: the merchant province',
+      { countryCode: 'CAN', state: 'Atlantis' },
+      { countryCode: 'CAN', state: 'BC' },
+      { country: 'CA', state: 'BC', basis: 'merchant' },
+    ],
+    [
+      'a US consumer, merchant abroad: no state',
+      { countryCode: 'USA' },
+      { countryCode: 'GBR', state: 'London' },
+      { country: 'US', state: null, basis: 'consumer' },
+    ],
     ['a CA consumer, no merchant: no province', { countryCode: 'CAN' }, undefined, { country: 'CA', state: null, basis: 'consumer' }],
   ])('%s', (_, consumer, merchant, expected) => {
     expect(resolveJurisdiction(consumer, merchant)).toEqual(expected)
