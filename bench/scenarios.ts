@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database } from '../src/db/database.js'
-import { FLORIST_EXAMPLE } from '../src/http/quote-schemas.js'
+import { FLORIST_EXAMPLE } from '../src/http/schemas/quotes.js'
 import { demoCatalogue, importCatalogue } from '../src/services/catalogue.js'
 import { createOrganisationWithKey } from '../src/services/organisations.js'
 
@@ -50,7 +50,7 @@ export async function seed(db: Kysely<Database>): Promise<Omit<Seed, 'quoteId' |
     'live',
     new Date(),
   )
-  return { organisationId: organisation.organisationId, apiKey }
+  return { organisationId: organisation.id, apiKey }
 }
 
 const bearer = (s: Seed) => ({ authorization: `Bearer ${s.apiKey}` })

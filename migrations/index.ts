@@ -6,6 +6,7 @@ import * as m000200 from './2026_11_21_000200_catalogue_and_quotes.js'
 import * as m000300 from './2026_11_21_000300_sessions.js'
 import * as m000400 from './2026_11_21_000400_funds_allocations.js'
 import * as m000500 from './2026_11_21_000500_quote_snapshots.js'
+import * as m000600 from './2026_11_23_000600_drop_stored_responses.js'
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000100_organisations_and_api_keys': m000100,
@@ -13,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_21_000300_sessions': m000300,
   '2026_11_21_000400_funds_allocations': m000400,
   '2026_11_21_000500_quote_snapshots': m000500,
+  '2026_11_23_000600_drop_stored_responses': m000600,
 }

@@ -6,20 +6,22 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { DestinationStream } from 'pino'
+import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
-import { createContext, type AppContext, type Clock } from './context.js'
 import type { DatabaseHandle } from './db/connect.js'
 import { AppError } from './errors.js'
 import { readBearerToken } from './http/auth.js'
-import { installErrorHandlers } from './http/errors.js'
+import { installErrorHandlers, type HttpErrorCode } from './http/errors.js'
 import { loggerOptions } from './logger.js'
+import allocationRoutes from './routes/allocations.js'
 import healthRoutes from './routes/health.js'
 import organisationRoutes from './routes/organisations.js'
-import allocationRoutes from './routes/allocations.js'
 import quoteRoutes from './routes/quotes.js'
 import sessionRoutes from './routes/sessions.js'
-import type { RouteOptions } from './routes/plugin-options.js'
-import { sha256 } from './services/api-keys.js'
+import { AccessResolver } from './services/access.js'
+import { AllocationStore } from './services/allocation-store.js'
+import { QuoteStore } from './services/quote-store.js'
+import { ReferenceDataCache } from './services/reference-data.js'
 import { smtpSender, TaxReceiptSender } from './services/tax-receipts.js'
 
 export interface BuildAppOptions {
@@ -41,8 +43,16 @@ export const withoutVersionPrefix = (url: string): string =>
 const DOCUMENTED_UNDER_V3 = ['/organisations', '/post-purchase/', '/checkout/']
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
-  const { config } = options
-  const ctx: AppContext = createContext(config, options.database, options.clock)
+  const { config, database } = options
+  const { db } = database
+  const clock = options.clock ?? systemClock
+  const now = () => clock().getTime()
+  // The shared collaborators, built once; each route plugin gets the few its services use.
+  const access = new AccessResolver(db, config.AUTH_CACHE_TTL_MS, now)
+  const reference = new ReferenceDataCache(db, config.CATALOGUE_CACHE_TTL_MS, now)
+  const quotes = new QuoteStore(db, config.QUOTE_CACHE_SIZE)
+  const allocations = new AllocationStore(db)
+  const limits = { amountMax: config.AMOUNT_MAX }
 
   const app = Fastify({
     logger: loggerOptions(config.LOG_LEVEL, options.logStream),
@@ -65,22 +75,20 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.decorateRequest('principal', undefined)
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
-    request.bearerToken = readBearerToken(request)
-    if (request.bearerToken) request.bearerTokenHash = sha256(request.bearerToken)
   })
+  app.addHook('onRequest', readBearerToken)
   // Tax receipts leave through the outbox only when an SMTP server is configured; otherwise they wait.
   const mailer = config.SMTP_URL ? smtpSender(config.SMTP_URL, config.SMTP_FROM) : undefined
   const receipts = mailer
-    ? new TaxReceiptSender(ctx.database.db, mailer.send, { pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS, now: ctx.clock, log: app.log })
+    ? new TaxReceiptSender(db, mailer.send, { pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS, now: clock, log: app.log })
     : undefined
   app.addHook('onReady', async () => receipts?.start())
   app.addHook('onClose', async () => {
     await receipts?.stop()
     mailer?.close()
-    await ctx.quoteWriter.drain()
-    await ctx.allocationWriter.drain()
-    await ctx.allocationKeys.drain()
-    await ctx.database.close()
+    await quotes.drain()
+    await allocations.drain()
+    await database.close()
   })
 
   installErrorHandlers(app)
@@ -91,7 +99,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     timeWindow: 60_000,
     // Per credential; requests without one share a bucket per client address.
     keyGenerator: (request) => (request.bearerTokenHash ? `k:${request.bearerTokenHash.toString('base64')}` : `ip:${request.ip}`),
-    errorResponseBuilder: () => new AppError('TOO_MANY_REQUESTS', 'too many requests, slow down'),
+    errorResponseBuilder: () => new AppError<HttpErrorCode>('TOO_MANY_REQUESTS', 'too many requests, slow down'),
   })
 
   await app.register(swagger, {
@@ -124,12 +132,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(swaggerUi, { routePrefix: '/docs' })
   app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () => app.swagger())
 
-  const routes = { ctx } satisfies RouteOptions
-  await app.register(healthRoutes, routes)
-  await app.register(organisationRoutes, routes)
-  await app.register(quoteRoutes, routes)
-  await app.register(sessionRoutes, routes)
-  await app.register(allocationRoutes, routes)
+  const quoteDeps = { access, reference, quotes, clock }
+  await app.register(healthRoutes, { database })
+  await app.register(organisationRoutes, { deps: { db, access, clock } })
+  await app.register(quoteRoutes, { deps: quoteDeps, limits })
+  await app.register(sessionRoutes, { deps: { ...quoteDeps, db, sessionTtlSeconds: config.SESSION_TTL_SECONDS }, limits })
+  await app.register(allocationRoutes, { deps: { access, quotes, allocations, reference, clock }, limits })
 
   return app
 }

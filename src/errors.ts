@@ -1,22 +1,21 @@
-// Application errors raised by services and HTTP plumbing. Like domain errors they carry a stable code and
-// no HTTP status: src/http/errors.ts maps every code to its status in one table.
+// Errors raised by services: each carries a stable UPPER_SNAKE code a client can branch on, and no HTTP
+// status. src/http/errors.ts maps every code (these, the domain's and the HTTP layer's) to its status in
+// one table.
 
 export type AppErrorCode =
-  | 'BAD_REQUEST'
   | 'UNAUTHORIZED'
   | 'FORBIDDEN'
   | 'NOT_FOUND'
-  | 'CONFLICT'
   | 'SESSION_EXPIRED'
-  | 'REQUEST_ENTITY_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'UNPROCESSABLE_ENTITY'
   | 'IDEMPOTENCY_KEY_REUSED'
   | 'IDEMPOTENCY_KEY_IN_USE'
   | 'ALREADY_REVERSED'
-  | 'TOO_MANY_REQUESTS'
-  | 'SERVICE_UNAVAILABLE'
-  | 'INTERNAL_SERVER_ERROR'
+  | 'CREDITS_OR_CONTRIBUTION_REQUIRED'
+  | 'CONSUMER_EMAIL_REQUIRED'
+  | 'TAX_RECEIPT_REQUIRES_CONTRIBUTION'
+  | 'CURRENCY_MISMATCH'
+  | 'INVALID_SERVICE_FEE'
+  | 'API_KEY_ALREADY_REVOKED'
 
 export interface ErrorDetail {
   /** JSON pointer into the request, e.g. "/transaction/amount", or a header name such as "idempotency-key". */
@@ -24,9 +23,9 @@ export interface ErrorDetail {
   message: string
 }
 
-export class AppError extends Error {
+export class AppError<Code extends string = AppErrorCode> extends Error {
   constructor(
-    readonly code: AppErrorCode,
+    readonly code: Code,
     message: string,
     readonly details: ErrorDetail[] = [],
   ) {
@@ -35,7 +34,7 @@ export class AppError extends Error {
   }
 }
 
-/** The one answer for every authentication failure, whatever its reason (missing, malformed, unknown, revoked). */
+/** The one answer for every API-key authentication failure, whatever its reason (missing, malformed, unknown, revoked). */
 export const unauthorized = (): AppError => new AppError('UNAUTHORIZED', 'invalid or missing api key')
 
 export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} not found`)

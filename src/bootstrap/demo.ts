@@ -38,7 +38,7 @@ export async function bootstrapDemo(db: Kysely<Database>, dataDir: string, now: 
     now,
   )
   const credentials: DemoCredentials = {
-    organisationId: organisation.organisationId,
+    organisationId: organisation.id,
     apiKey,
     createdAt: now.toISOString(),
     note: 'Demo organisation of the embedded database (MCC 5992, GBR, GBP). Keep this file private.',

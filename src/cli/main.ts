@@ -10,7 +10,7 @@ import { DomainError } from '../domain/errors.js'
 import { AppError } from '../errors.js'
 import { createApiKey, listApiKeys, revokeApiKey, type KeyMode } from '../services/api-keys.js'
 import { demoCatalogue, importCatalogue, importEmissionFactors, ImportError } from '../services/catalogue.js'
-import { createOrganisationWithKey, type TaxLiability } from '../services/organisations.js'
+import { createOrganisationWithKey, type Organisation, type TaxLiability } from '../services/organisations.js'
 
 export const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -27,6 +27,23 @@ export const USAGE = `Usage: npm run cli -- <command> [options]
 Runs against DATABASE_URL when set, otherwise the embedded database in DATA_DIR (default ./.data).`
 
 class UsageError extends Error {}
+
+/** What operators see of an organisation: the API's field names, with the exact service fee as a decimal string. */
+const describeOrganisation = (org: Organisation) => ({
+  organisationId: org.id,
+  parentOrganisationId: org.parentId,
+  organisationReference: org.organisationReference,
+  tradingName: org.tradingName,
+  legalName: org.legalName,
+  address: org.address,
+  currencyCode: org.currencyCode,
+  website: org.website,
+  mcc: org.mcc,
+  serviceFeeRate: org.serviceFeeRate,
+  taxLiability: org.taxLiability,
+  status: org.status,
+  createdAt: org.createdAt.toISOString(),
+})
 
 type Options = Record<string, string | boolean | undefined>
 
@@ -117,10 +134,10 @@ export const COMMANDS: Record<string, Command> = {
         now,
       )
       return {
-        organisationId: result.organisation.organisationId,
+        organisationId: result.organisation.id,
         apiKey: result.apiKey,
         apiKeyPrefix: result.apiKeyPrefix,
-        organisation: result.organisation,
+        organisation: describeOrganisation(result.organisation),
       }
     },
   },

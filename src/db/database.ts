@@ -171,7 +171,6 @@ export interface AllocationsTable {
   tax_liability: 'platform' | 'organisation'
   issue_tax_receipt: boolean
   entries: ColumnType<StoredAllocationEntry[], string, never>
-  response: string
   created_at: Date
 }
 
@@ -209,7 +208,6 @@ export interface AllocationReversalsTable {
   id: string
   allocation_id: string
   organisation_id: string
-  response: string
   created_at: Date
 }
 
@@ -261,3 +259,7 @@ export type ApiKeyRow = Selectable<ApiKeysTable>
 export type NewApiKeyRow = Insertable<ApiKeysTable>
 export type QuoteRow = Selectable<QuotesTable>
 export type NewQuoteRow = Insertable<QuotesTable>
+export type SessionRow = Selectable<SessionsTable>
+export type NewSessionRow = Insertable<SessionsTable>
+export type AllocationRow = Selectable<AllocationsTable>
+export type NewAllocationRow = Insertable<AllocationsTable>

@@ -11,7 +11,6 @@ export type DomainErrorCode =
   | 'NO_CONTRIBUTION_PARTNERS'
   | 'NO_CREDITS_IN_QUOTE'
   | 'IMPACT_PARTNER_NOT_FOUND'
-  | 'AMOUNT_TOO_SMALL'
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode

@@ -61,9 +61,6 @@ export interface ReferenceData {
   readonly projects: readonly CreditProject[]
 }
 
-/** Decimal places kept in effective rates; sums of values at this scale are exact at 50 digits. */
-export const EFFECTIVE_RATE_DECIMALS = 40
-
 /**
  * The raw split weights of a section, in the order impact, impactTax, serviceFee, serviceFeeTax:
  * [1, ti, f, f·tf] (exact products). They are proportional to the effective rates (each is the rate
@@ -96,38 +93,6 @@ export function grossFactorOf(rates: SectionTaxRates): Decimal {
     grossFactorCache.set(key, gross)
   }
   return gross
-}
-
-/**
- * Effective rates of a section (DESIGN.md §6.5): impactTax = ti/D, serviceFee = f/D,
- * serviceFeeTax = f·tf/D, each rounded half-up to 40 decimal places, and impact = 1 − those three
- * (≈ 1/D to within 2e-40). Every value has at most 40 decimals, so the four strings sum to exactly 1
- * in decimal arithmetic. Strings are in shortest form ("0.8", "0").
- */
-export function effectiveRatesOf(rates: SectionTaxRates): EffectiveRates {
-  const key = `${rates.impactTax}|${rates.serviceFee}|${rates.serviceFeeTax}`
-  let effective = effectiveRatesCache.get(key)
-  if (effective === undefined) {
-    effective = Object.freeze(computeEffectiveRates(rates))
-    if (effectiveRatesCache.size >= 1_000) effectiveRatesCache.clear()
-    effectiveRatesCache.set(key, effective)
-  }
-  return effective
-}
-
-// Few distinct (ti, f, tf) triples exist, and each costs three 50-digit divisions: memoise them.
-const effectiveRatesCache = new Map<string, EffectiveRates>()
-
-function computeEffectiveRates(rates: SectionTaxRates): EffectiveRates {
-  const [, impactTaxWeight, serviceFeeWeight, serviceFeeTaxWeight] = splitWeightsOf(rates)
-  const gross = grossFactorOf(rates)
-  const share = (weight: Decimal): Decimal => roundHalfUp(weight.div(gross), EFFECTIVE_RATE_DECIMALS)
-  const impactTax = share(impactTaxWeight)
-  const serviceFee = share(serviceFeeWeight)
-  const serviceFeeTax = share(serviceFeeTaxWeight)
-  const impact = new Decimal(1).minus(impactTax).minus(serviceFee).minus(serviceFeeTax)
-  const text = (value: Decimal): string => (value.isZero() ? '0' : value.toString())
-  return { impact: text(impact), impactTax: text(impactTax), serviceFee: text(serviceFee), serviceFeeTax: text(serviceFeeTax) }
 }
 
 function validate(input: QuoteInput, fx: FxTable): { amount: Decimal; digits: number; serviceFeeRate: Decimal } {
@@ -298,7 +263,6 @@ function priceCredits(
   const total = rounded < 1n ? 1n : rounded
   return {
     taxRates,
-    effectiveRates: effectiveRatesOf(taxRates),
     amounts: amountsOf(total, taxRates, digits),
     unit: { description: 'tCO2e', price: formatDecimal(unitPrice, digits) },
     consumerLocationMatchAccuracy: selection.accuracy,
@@ -349,7 +313,6 @@ export function priceQuote(input: QuoteInput, reference: ReferenceData): LockedQ
   const taxRates = taxRatesFor(jurisdiction, input.date, serviceFeeRate)
 
   const contributionPartners = selectContributionPartners(reference.partners)
-  const contributionRates = effectiveRatesOf(taxRates.contribution)
   const partnersById = new Map(reference.partners.map((partner) => [partner.id, partner]))
   const referenced = new Map<string, ImpactPartner>()
 
@@ -379,7 +342,6 @@ export function priceQuote(input: QuoteInput, reference: ReferenceData): LockedQ
     ...(credits === undefined ? {} : { credits }),
     contribution: {
       taxRates: taxRates.contribution,
-      effectiveRates: contributionRates,
       impactPartnerIds: contributionPartners.map((partner) => partner.id),
     },
     partners: [...referenced.values()].map(partnerDetails),
@@ -415,14 +377,16 @@ export function displayRatesOf(rates: SectionTaxRates, decimals = 10): Effective
 const displayRatesCache = new Map<string, EffectiveRates>()
 
 /**
- * The rates per impact partner (the quote's partnerRates): one entry per credits partner with the
- * credits section's effective rates, and one per contribution partner with the contribution rates.
- * Every partner of a section shares its tax treatment, so these are derived rather than stored.
+ * The rates per impact partner (the quote's partnerRates), for display (see displayRatesOf): one entry per
+ * credits partner with the credits section's rates, and one per contribution partner with the contribution
+ * rates. Every partner of a section shares its tax treatment, so these are derived rather than stored.
  */
-export function partnerRatesOf(quote: LockedQuote): { credits: PartnerRates[]; contribution: PartnerRates[] } {
+export function partnerRatesOf(quote: LockedQuote, decimals = 10): { credits: PartnerRates[]; contribution: PartnerRates[] } {
   const { credits, contribution } = quote
+  const contributionRates = displayRatesOf(contribution.taxRates, decimals)
+  const creditsRates = credits === undefined ? contributionRates : displayRatesOf(credits.taxRates, decimals)
   return {
-    credits: credits === undefined ? [] : credits.impactPartnerIds.map((partnerId) => ({ partnerId, rates: credits.effectiveRates })),
-    contribution: contribution.impactPartnerIds.map((partnerId) => ({ partnerId, rates: contribution.effectiveRates })),
+    credits: (credits?.impactPartnerIds ?? []).map((partnerId) => ({ partnerId, rates: creditsRates })),
+    contribution: contribution.impactPartnerIds.map((partnerId) => ({ partnerId, rates: contributionRates })),
   }
 }

@@ -212,7 +212,6 @@ export interface LockedQuote {
   /** Present for carbon quotes only. */
   readonly credits?: {
     readonly taxRates: SectionTaxRates
-    readonly effectiveRates: EffectiveRates
     readonly amounts: CreditAmounts
     readonly unit: { readonly description: 'tCO2e'; readonly price: DecimalString }
     readonly consumerLocationMatchAccuracy: LocationMatchAccuracy
@@ -222,7 +221,6 @@ export interface LockedQuote {
   }
   readonly contribution: {
     readonly taxRates: SectionTaxRates
-    readonly effectiveRates: EffectiveRates
     readonly impactPartnerIds: readonly string[]
   }
   /** Details of every partner referenced above, frozen at quote time. */

@@ -1,8 +1,10 @@
-// Bearer authentication: the token is hashed once per request (the rate limiter keys on the hash too).
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
-import { unauthorized } from '../errors.js'
+// Bearer authentication. The token is read and hashed once per request (the rate limiter keys on the hash
+// too); an API key resolves to a principal, a session's client secret is checked by the session read itself.
+import type { FastifyRequest, onRequestHookHandler } from 'fastify'
+import { AppError, unauthorized } from '../errors.js'
 import type { AccessResolver, Principal } from '../services/access.js'
-import { API_KEY_PATTERN } from '../services/api-keys.js'
+import { API_KEY_PATTERN, sha256 } from '../services/api-keys.js'
+import { CLIENT_SECRET_PATTERN, sessionUnauthorized, type SessionCredential } from '../services/sessions.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -15,18 +17,48 @@ declare module 'fastify' {
 
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/
 
-export function readBearerToken(request: FastifyRequest): string | undefined {
+/** Reads the bearer token (and its hash) of every request, before routing. */
+export const readBearerToken: onRequestHookHandler = async (request) => {
   const header = request.headers.authorization
-  if (typeof header !== 'string') return undefined
-  return BEARER.exec(header)?.[1]
+  request.bearerToken = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined
+  if (request.bearerToken) request.bearerTokenHash = sha256(request.bearerToken)
 }
 
+/** The principal of the request's API key; undefined when there is none or it is not a valid key. */
+async function apiKeyPrincipal(request: FastifyRequest, access: AccessResolver): Promise<Principal | undefined> {
+  const token = request.bearerToken
+  if (!token || !request.bearerTokenHash || !API_KEY_PATTERN.test(token)) return undefined
+  return access.authenticate(request.bearerTokenHash)
+}
+
+/** Routes for merchant backends: a valid API key, or 401 (one body whatever the reason). */
 export function requireApiKey(access: AccessResolver): onRequestHookHandler {
-  return async function authenticate(request: FastifyRequest, _reply: FastifyReply) {
-    const token = request.bearerToken
-    if (!token || !request.bearerTokenHash || !API_KEY_PATTERN.test(token)) throw unauthorized()
-    const principal = await access.authenticate(request.bearerTokenHash)
+  return async function authenticate(request) {
+    const principal = await apiKeyPrincipal(request, access)
     if (!principal) throw unauthorized()
+    request.principal = principal
+  }
+}
+
+const looksLikeSecret = (name: string, value: unknown): boolean =>
+  /secret/i.test(name) || (typeof value === 'string' && value.startsWith('cs_'))
+
+/**
+ * Session reads: the session's client secret (checked against the session by the service) or a merchant API
+ * key. A secret in the query string is refused outright, before anything else: URLs end up in proxy logs and
+ * browser history.
+ */
+export function requireSessionCredential(access: AccessResolver): onRequestHookHandler {
+  return async function authenticate(request) {
+    const query = request.query as Record<string, unknown>
+    if (Object.entries(query).some(([name, value]) => looksLikeSecret(name, value))) {
+      throw new AppError('SECRET_IN_QUERY', 'a client secret is accepted only in the authorization header, never in the query string', [
+        { path: '/querystring', message: 'must not contain a client secret' },
+      ])
+    }
+    if (request.bearerToken && CLIENT_SECRET_PATTERN.test(request.bearerToken)) return
+    const principal = await apiKeyPrincipal(request, access)
+    if (!principal) throw sessionUnauthorized()
     request.principal = principal
   }
 }
@@ -34,4 +66,10 @@ export function requireApiKey(access: AccessResolver): onRequestHookHandler {
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw unauthorized()
   return request.principal
+}
+
+export function sessionCredentialOf(request: FastifyRequest): SessionCredential {
+  return request.principal
+    ? { kind: 'api-key', principal: request.principal }
+    : { kind: 'client-secret', secret: request.bearerToken ?? '' }
 }

@@ -1,49 +1,67 @@
 // One error shape for every response, and one table from error code to HTTP status.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Type } from '@sinclair/typebox'
 import { DomainError, type DomainErrorCode } from '../domain/errors.js'
 import { AppError, type AppErrorCode, type ErrorDetail } from '../errors.js'
 
-export type ErrorCode = AppErrorCode | DomainErrorCode
+/** Codes only the HTTP layer raises: request shape, transport and availability. */
+export type HttpErrorCode =
+  | 'BAD_REQUEST'
+  | 'SECRET_IN_QUERY'
+  | 'REQUEST_ENTITY_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'TOO_MANY_REQUESTS'
+  | 'SERVICE_UNAVAILABLE'
+  | 'INTERNAL_SERVER_ERROR'
 
-export const STATUS_BY_CODE = {
-  BAD_REQUEST: 400,
-  UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  SESSION_EXPIRED: 410,
-  REQUEST_ENTITY_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  UNPROCESSABLE_ENTITY: 422,
-  IDEMPOTENCY_KEY_REUSED: 422,
-  IDEMPOTENCY_KEY_IN_USE: 409,
-  ALREADY_REVERSED: 409,
-  TOO_MANY_REQUESTS: 429,
-  SERVICE_UNAVAILABLE: 503,
-  INTERNAL_SERVER_ERROR: 500,
-  UNSUPPORTED_CURRENCY: 400,
-  UNKNOWN_COUNTRY: 400,
-  INVALID_MCC: 400,
-  AMOUNT_PRECISION: 400,
-  AMOUNT_OUT_OF_RANGE: 400,
-  AMOUNT_TOO_SMALL: 400,
-  MCC_REQUIRED: 400,
-  NO_CREDITS_IN_QUOTE: 400,
-  IMPACT_PARTNER_NOT_FOUND: 400,
-  NO_CREDIT_PROJECTS: 422,
-  NO_CONTRIBUTION_PARTNERS: 422,
-} as const satisfies Record<ErrorCode, number>
+export type ErrorCode = AppErrorCode | DomainErrorCode | HttpErrorCode
 
-export const ErrorBodySchema = Type.Object(
-  {
-    error: Type.String({ description: 'Lowercase human-readable sentence' }),
-    code: Type.String({ description: 'Stable UPPER_SNAKE code' }),
-    details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
-    requestId: Type.String(),
+/**
+ * Every error code the API can answer with: its HTTP status and when it happens. The one table: the
+ * error handler reads statuses from it, OpenAPI descriptions and the README's table are checked against it.
+ */
+export const ERROR_CODES = {
+  BAD_REQUEST: {
+    status: 400,
+    when: "the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed",
   },
-  { $id: 'Error', title: 'Error' },
-)
+  SECRET_IN_QUERY: { status: 400, when: 'a client secret was sent in the query string of a session read' },
+  CREDITS_OR_CONTRIBUTION_REQUIRED: { status: 400, when: 'an allocation has neither credits nor contribution' },
+  CONSUMER_EMAIL_REQUIRED: { status: 400, when: 'issueTaxReceipt is true but consumerEmail is missing' },
+  TAX_RECEIPT_REQUIRES_CONTRIBUTION: { status: 400, when: 'issueTaxReceipt is true but the allocation has no contribution' },
+  CURRENCY_MISMATCH: { status: 400, when: "an allocation's currencyCode is not its quote's currency" },
+  INVALID_SERVICE_FEE: { status: 400, when: 'an operator gave a service fee outside 0–1 or with more than 6 decimals (CLI)' },
+  UNSUPPORTED_CURRENCY: { status: 400, when: 'a currency code is not one Canopy can price' },
+  UNKNOWN_COUNTRY: { status: 400, when: 'a country code is not an assigned ISO 3166-1 alpha-3 code' },
+  INVALID_MCC: { status: 400, when: 'an MCC is not 4 digits' },
+  AMOUNT_PRECISION: { status: 400, when: "an amount has more decimals than its currency's minor units" },
+  AMOUNT_OUT_OF_RANGE: { status: 400, when: 'an amount is not a finite number greater than 0' },
+  MCC_REQUIRED: { status: 400, when: 'a quote has no merchant and its organisation has no MCC' },
+  NO_CREDITS_IN_QUOTE: { status: 400, when: 'credits were allocated against a quote without a credits section (a nature quote)' },
+  IMPACT_PARTNER_NOT_FOUND: { status: 400, when: "an id in contribution.impactPartnerIds is not one of the quote's contribution partners" },
+  UNAUTHORIZED: {
+    status: 401,
+    when: 'the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason)',
+  },
+  FORBIDDEN: { status: 403, when: "a body organisationId is outside the API key's organisation tree" },
+  NOT_FOUND: {
+    status: 404,
+    when: "the route, or a resource of the key's tree, does not exist (another tree's resources are not found either)",
+  },
+  IDEMPOTENCY_KEY_IN_USE: { status: 409, when: 'a request with the same Idempotency-Key is still being processed; retry shortly' },
+  ALREADY_REVERSED: { status: 409, when: 'the allocation has already been reversed' },
+  API_KEY_ALREADY_REVOKED: { status: 409, when: 'the API key is already revoked (CLI)' },
+  SESSION_EXPIRED: { status: 410, when: 'the session is past expiresAt; create a new session' },
+  REQUEST_ENTITY_TOO_LARGE: { status: 413, when: 'the request body is larger than BODY_LIMIT_BYTES' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'the request body is not application/json' },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, when: 'the Idempotency-Key was already used with a different request' },
+  NO_CREDIT_PROJECTS: { status: 422, when: 'no carbon-credit project is available to price a carbon quote' },
+  NO_CONTRIBUTION_PARTNERS: { status: 422, when: 'a contribution was allocated against a quote without contribution partners' },
+  TOO_MANY_REQUESTS: { status: 429, when: 'the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After' },
+  INTERNAL_SERVER_ERROR: { status: 500, when: 'an unexpected error; nothing about it is revealed' },
+  SERVICE_UNAVAILABLE: { status: 503, when: 'the database is unreachable, busy or too slow; retry after Retry-After seconds' },
+} as const satisfies Record<ErrorCode, { status: number; when: string }>
+
+const statusOf = (code: ErrorCode): number => ERROR_CODES[code].status
 
 export interface ErrorBody {
   error: string
@@ -73,11 +91,14 @@ const describeAjvError = (error: AjvError, context: string | undefined): ErrorDe
 const pointerToText = (path: string): string =>
   path === '/' || path === '' ? 'request body' : path.replace(/^\//, '').replaceAll('/', '.')
 
-export function validationError(errors: readonly AjvError[], context: string | undefined): AppError {
+const httpError = (code: HttpErrorCode, message: string, details: ErrorDetail[] = []): AppError<HttpErrorCode> =>
+  new AppError(code, message, details)
+
+export function validationError(errors: readonly AjvError[], context: string | undefined): AppError<HttpErrorCode> {
   const details = errors.map((e) => describeAjvError(e, context))
   const first = details[0]
   const message = first ? `${pointerToText(first.path)} ${first.message}` : 'request is invalid'
-  return new AppError('BAD_REQUEST', message.toLowerCase(), details)
+  return httpError('BAD_REQUEST', message.toLowerCase(), details)
 }
 
 /** Turns anything thrown into [status, body]. Unknown errors become a 500 that reveals nothing. */
@@ -85,7 +106,7 @@ export function toErrorResponse(error: unknown, requestId: string): { status: nu
   if (error instanceof AppError || error instanceof DomainError) {
     const details = error instanceof AppError ? error.details : error.path ? [{ path: error.path, message: error.message }] : []
     return {
-      status: STATUS_BY_CODE[error.code],
+      status: statusOf(error.code),
       body: { error: error.message, code: error.code, ...(details.length ? { details } : {}), requestId },
       internal: false,
     }
@@ -103,32 +124,32 @@ export function toErrorResponse(error: unknown, requestId: string): { status: nu
   }
 }
 
-function mapFastifyError(error: Partial<FastifyError>): AppError | undefined {
+function mapFastifyError(error: Partial<FastifyError>): AppError<HttpErrorCode> | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('REQUEST_ENTITY_TOO_LARGE', 'request body is too large')
+      return httpError('REQUEST_ENTITY_TOO_LARGE', 'request body is too large')
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new AppError('UNSUPPORTED_MEDIA_TYPE', 'content type must be application/json')
+      return httpError('UNSUPPORTED_MEDIA_TYPE', 'content type must be application/json')
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('BAD_REQUEST', 'request body is empty but content type is application/json')
+      return httpError('BAD_REQUEST', 'request body is empty but content type is application/json')
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new AppError('BAD_REQUEST', 'request body is not valid json')
+      return httpError('BAD_REQUEST', 'request body is not valid json')
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new AppError('BAD_REQUEST', 'content-length does not match the body')
+      return httpError('BAD_REQUEST', 'content-length does not match the body')
     case 'FST_ERR_BAD_URL':
     case 'FST_ERR_ASYNC_CONSTRAINT':
-      return new AppError('BAD_REQUEST', 'request url is invalid')
+      return httpError('BAD_REQUEST', 'request url is invalid')
     default:
       break
   }
   if (error instanceof SyntaxError || (error.statusCode === 400 && (error as Error).name === 'SyntaxError')) {
-    return new AppError('BAD_REQUEST', 'request body is not valid json')
+    return httpError('BAD_REQUEST', 'request body is not valid json')
   }
-  if (error.statusCode === 429) return new AppError('TOO_MANY_REQUESTS', 'too many requests, slow down')
-  if (error.statusCode === 503) return new AppError('SERVICE_UNAVAILABLE', 'service is unavailable, retry later')
-  if (isPoolTimeout(error)) return new AppError('SERVICE_UNAVAILABLE', 'service is busy, retry later')
+  if (error.statusCode === 429) return httpError('TOO_MANY_REQUESTS', 'too many requests, slow down')
+  if (error.statusCode === 503) return httpError('SERVICE_UNAVAILABLE', 'service is unavailable, retry later')
+  if (isPoolTimeout(error)) return httpError('SERVICE_UNAVAILABLE', 'service is busy, retry later')
   if (typeof error.code === 'string' && DATABASE_UNAVAILABLE.has(error.code)) {
-    return new AppError('SERVICE_UNAVAILABLE', 'database is unavailable, retry later')
+    return httpError('SERVICE_UNAVAILABLE', 'database is unavailable, retry later')
   }
   return undefined
 }

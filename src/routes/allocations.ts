@@ -1,48 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { principalOf, requireApiKey } from '../http/auth.js'
 import { presentAllocation } from '../http/presenters/allocations.js'
-import { sendStoredJson } from '../http/stored-json.js'
-import { bearerSecurity, CurrencyCodeSchema, errorResponses, IdParamsSchema, UuidSchema } from '../http/schemas.js'
-import { allocateFunds, getAllocation, reverseFundsAllocation } from '../services/allocations.js'
-import type { RouteOptions } from './plugin-options.js'
+import { AllocationHeadersSchema, allocationBodySchema, AllocationSchema, idempotencyKeyOf } from '../http/schemas/allocations.js'
+import { bearerSecurity, errorResponses, IdParamsSchema } from '../http/schemas/common.js'
+import type { AmountLimits } from '../http/schemas/quotes.js'
+import { allocateFunds, getAllocation, reverseFundsAllocation, type AllocationDeps } from '../services/allocations.js'
 
-const nullable = <T extends ReturnType<typeof Type.Object>>(schema: T) => Type.Union([schema, Type.Null()])
-
-/** 1–255 printable ASCII characters; an RFC 8941 quoted string ("…") is accepted and unquoted. */
-const IDEMPOTENCY_KEY = '^(?:"[\\x20-\\x21\\x23-\\x5b\\x5d-\\x7e]{1,255}"|[\\x20-\\x7e]{1,255})$'
-
-const EntryAmounts = {
-  impactAmount: Type.Number({ description: 'Amount directed to the project or partner' }),
-  impactSalesTaxAmount: Type.Number(),
-  impactSalesTaxRate: Type.Number(),
-  serviceFeeAmount: Type.Number({ description: "The service's fee" }),
-  serviceFeeSalesTaxAmount: Type.Number(),
-  serviceFeeSalesTaxRate: Type.Number(),
-}
-
-const AllocationSchema = Type.Object(
-  {
-    fundsAllocationId: UuidSchema,
-    reversalId: Type.Optional(UuidSchema),
-    quoteId: UuidSchema,
-    currencyCode: Type.String(),
-    credits: Type.Array(Type.Object({ projectId: UuidSchema, impactPartnerId: UuidSchema, ...EntryAmounts })),
-    contributions: Type.Array(Type.Object({ impactPartnerId: UuidSchema, ...EntryAmounts })),
-    taxLiability: Type.Union([Type.Literal('platform'), Type.Literal('organisation')]),
-    createdAt: Type.String({ format: 'date-time' }),
-  },
-  { title: 'FundsAllocation' },
-)
-
-const allocationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
-  app.addHook('onRequest', requireApiKey(ctx.access))
+const allocationRoutes: FastifyPluginAsyncTypebox<{ deps: AllocationDeps; limits: AmountLimits }> = async (app, { deps, limits }) => {
+  app.addHook('onRequest', requireApiKey(deps.access))
   const common = { tags: ['funds allocations'], security: bearerSecurity }
-  const amount = Type.Number({
-    exclusiveMinimum: 0,
-    maximum: ctx.config.AMOUNT_MAX,
-    description: 'Amount paid, including service fee and sales tax',
-  })
 
   app.post(
     '/funds/allocations',
@@ -55,57 +21,42 @@ const allocationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
           'contributions equally across the chosen impact partners. Requires an `Idempotency-Key` header: the same key and ' +
           'request return the original 201 body (with `Idempotent-Replayed: true`); the same key with another request is 422; ' +
           'a duplicate still in progress is 409.',
-        headers: Type.Object({
-          'idempotency-key': Type.String({
-            pattern: IDEMPOTENCY_KEY,
-            description: '1–255 printable ASCII characters, unique per allocation',
-          }),
-        }),
-        body: Type.Object(
-          {
-            organisationId: UuidSchema,
-            quoteId: UuidSchema,
-            currencyCode: Type.Optional(CurrencyCodeSchema),
-            credits: Type.Optional(nullable(Type.Object({ amount }, { additionalProperties: false }))),
-            contribution: Type.Optional(
-              nullable(
-                Type.Object(
-                  {
-                    amount,
-                    impactPartnerIds: Type.Optional(Type.Array(UuidSchema, { maxItems: 50 })),
-                  },
-                  { additionalProperties: false },
-                ),
-              ),
-            ),
-            issueTaxReceipt: Type.Optional(Type.Boolean()),
-            consumerEmail: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 201: AllocationSchema, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422) },
+        headers: AllocationHeadersSchema,
+        body: allocationBodySchema(limits),
+        response: {
+          201: AllocationSchema,
+          ...errorResponses(
+            'BAD_REQUEST',
+            'CREDITS_OR_CONTRIBUTION_REQUIRED',
+            'CONSUMER_EMAIL_REQUIRED',
+            'TAX_RECEIPT_REQUIRES_CONTRIBUTION',
+            'CURRENCY_MISMATCH',
+            'AMOUNT_PRECISION',
+            'AMOUNT_OUT_OF_RANGE',
+            'NO_CREDITS_IN_QUOTE',
+            'IMPACT_PARTNER_NOT_FOUND',
+            'UNAUTHORIZED',
+            'FORBIDDEN',
+            'NOT_FOUND',
+            'IDEMPOTENCY_KEY_IN_USE',
+            'REQUEST_ENTITY_TOO_LARGE',
+            'UNSUPPORTED_MEDIA_TYPE',
+            'IDEMPOTENCY_KEY_REUSED',
+            'NO_CONTRIBUTION_PARTNERS',
+          ),
+        },
       },
     },
     async (request, reply) => {
-      const key = request.headers['idempotency-key'].replace(/^"(.*)"$/, '$1')
-      const body = request.body
-      const { body: payload, replayed } = await allocateFunds(
-        ctx,
+      const { body } = request
+      const { allocation, replayed } = await allocateFunds(
+        deps,
         principalOf(request),
-        {
-          organisationId: body.organisationId,
-          quoteId: body.quoteId,
-          currencyCode: body.currencyCode,
-          credits: body.credits ?? undefined,
-          contribution: body.contribution ?? undefined,
-          issueTaxReceipt: body.issueTaxReceipt,
-          consumerEmail: body.consumerEmail,
-        },
-        key,
-        presentAllocation,
+        { ...body, credits: body.credits ?? undefined, contribution: body.contribution ?? undefined },
+        idempotencyKeyOf(request.headers['idempotency-key']),
       )
       if (replayed) reply.header('idempotent-replayed', 'true')
-      return sendStoredJson(reply, 201, payload)
+      return reply.code(201).send(presentAllocation(allocation))
     },
   )
 
@@ -116,12 +67,10 @@ const allocationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
         ...common,
         summary: 'Get a funds allocation, exactly as it was created',
         params: IdParamsSchema,
-        response: { 200: AllocationSchema, ...errorResponses(400, 401, 404) },
+        response: { 200: AllocationSchema, ...errorResponses('BAD_REQUEST', 'UNAUTHORIZED', 'NOT_FOUND') },
       },
     },
-    async (request, reply) => {
-      return sendStoredJson(reply, 200, await getAllocation(ctx, principalOf(request), request.params.id))
-    },
+    async (request) => presentAllocation(await getAllocation(deps, principalOf(request), request.params.id)),
   )
 
   app.post(
@@ -132,12 +81,11 @@ const allocationRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { 
         summary: 'Reverse a funds allocation in full',
         description: 'The same entries with every amount negated and the rates unchanged, plus a `reversalId`. A second reversal is 409.',
         params: IdParamsSchema,
-        response: { 201: AllocationSchema, ...errorResponses(400, 401, 404, 409) },
+        response: { 201: AllocationSchema, ...errorResponses('BAD_REQUEST', 'UNAUTHORIZED', 'NOT_FOUND', 'ALREADY_REVERSED') },
       },
     },
-    async (request, reply) => {
-      return sendStoredJson(reply, 201, await reverseFundsAllocation(ctx, principalOf(request), request.params.id, presentAllocation))
-    },
+    async (request, reply) =>
+      reply.code(201).send(presentAllocation(await reverseFundsAllocation(deps, principalOf(request), request.params.id))),
   )
 }
 

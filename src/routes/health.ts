@@ -2,10 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { sql } from 'kysely'
 import { AppError } from '../errors.js'
-import { errorResponses } from '../http/schemas.js'
-import type { RouteOptions } from './plugin-options.js'
+import type { HttpErrorCode } from '../http/errors.js'
+import type { DatabaseHandle } from '../db/connect.js'
+import { errorResponses } from '../http/schemas/common.js'
 
-const healthRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
+const healthRoutes: FastifyPluginAsyncTypebox<{ database: DatabaseHandle }> = async (app, { database }) => {
   const noRateLimit = { rateLimit: false }
   app.get(
     '/healthz',
@@ -23,16 +24,16 @@ const healthRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx 
       schema: {
         tags: ['health'],
         summary: 'Readiness: the database answers',
-        response: { 200: Type.Object({ status: Type.Literal('ready'), database: Type.String() }), ...errorResponses(503) },
+        response: { 200: Type.Object({ status: Type.Literal('ready'), database: Type.String() }), ...errorResponses() },
       },
     },
     async () => {
       try {
-        await sql`SELECT 1`.execute(ctx.database.db)
+        await sql`SELECT 1`.execute(database.db)
       } catch {
-        throw new AppError('SERVICE_UNAVAILABLE', 'database is unavailable')
+        throw new AppError<HttpErrorCode>('SERVICE_UNAVAILABLE', 'database is unavailable')
       }
-      return { status: 'ready' as const, database: ctx.database.backend }
+      return { status: 'ready' as const, database: database.backend }
     },
   )
 }

@@ -1,38 +1,35 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type, type Static } from '@sinclair/typebox'
-import type { QuoteRequestRecord } from '../db/database.js'
+import { Type } from '@sinclair/typebox'
 import { principalOf, requireApiKey } from '../http/auth.js'
 import { presentCarbonQuote, presentNatureQuote, presentQuote, presentQuoteProjects } from '../http/presenters/quotes.js'
-import { CarbonQuoteSchema, FLORIST_EXAMPLE, NatureQuoteSchema, QuoteProjectSchema, quoteBodySchema } from '../http/quote-schemas.js'
-import { bearerSecurity, errorResponses, IdParamsSchema } from '../http/schemas.js'
-import { createQuote, getQuote, quoteProjects } from '../services/quotes.js'
-import type { RouteOptions } from './plugin-options.js'
-
-type QuoteBody = Static<ReturnType<typeof quoteBodySchema>>
-
-/** Wire body → the stored request record: optional objects resolved, defaults made explicit. */
-export const toQuoteRequest = (body: QuoteBody, origin: QuoteRequestRecord['origin']): QuoteRequestRecord => ({
-  organisationId: body.organisationId,
-  locale: body.locale,
-  consumer: body.consumer,
-  merchant: body.merchant ?? null,
-  transaction: body.transaction,
-  orderItems: body.orderItems ?? null,
-  matchConsumerLocation: body.projectFilters?.credits?.matchConsumerLocation ?? false,
-  responseOptions: {
-    includeImpactPartnerDetails: body.responseOptions?.includeImpactPartnerDetails ?? false,
-    includeImpactPartnerRates: body.responseOptions?.includeImpactPartnerRates ?? false,
-  },
-  origin,
-})
+import { bearerSecurity, errorResponses, IdParamsSchema } from '../http/schemas/common.js'
+import {
+  CarbonQuoteSchema,
+  FLORIST_EXAMPLE,
+  NatureQuoteSchema,
+  QuoteProjectSchema,
+  QUOTE_CREATION_ERRORS,
+  quoteBodySchema,
+  toQuoteRequest,
+  type AmountLimits,
+  type QuoteBody,
+} from '../http/schemas/quotes.js'
+import { createQuote, getQuote, quoteProjects, type QuoteDeps } from '../services/quotes.js'
 
 const EXAMPLE = { ...FLORIST_EXAMPLE, responseOptions: { includeImpactPartnerDetails: true, includeImpactPartnerRates: true } }
 
-const quoteRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
-  app.addHook('onRequest', requireApiKey(ctx.access))
+const quoteRequestOf = (body: QuoteBody) =>
+  toQuoteRequest(body, {
+    origin: 'quote',
+    matchConsumerLocation: body.projectFilters?.credits?.matchConsumerLocation,
+    responseOptions: body.responseOptions,
+  })
+
+const quoteRoutes: FastifyPluginAsyncTypebox<{ deps: QuoteDeps; limits: AmountLimits }> = async (app, { deps, limits }) => {
+  app.addHook('onRequest', requireApiKey(deps.access))
   const common = { tags: ['quotes'], security: bearerSecurity }
-  const body = { ...quoteBodySchema(ctx.config), examples: [EXAMPLE] }
-  const errors = errorResponses(400, 401, 403, 404, 413, 415, 422)
+  const body = { ...quoteBodySchema(limits), examples: [EXAMPLE] }
+  const errors = errorResponses(...QUOTE_CREATION_ERRORS)
 
   app.post(
     '/quotes/carbon',
@@ -48,7 +45,7 @@ const quoteRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }
       },
     },
     async (request, reply) => {
-      const quote = await createQuote(ctx, principalOf(request), toQuoteRequest(request.body, 'quote'), 'carbon')
+      const quote = await createQuote(deps, principalOf(request), quoteRequestOf(request.body), 'carbon')
       return reply.code(201).send(presentCarbonQuote(quote))
     },
   )
@@ -66,7 +63,7 @@ const quoteRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }
       },
     },
     async (request, reply) => {
-      const quote = await createQuote(ctx, principalOf(request), toQuoteRequest(request.body, 'quote'), 'nature')
+      const quote = await createQuote(deps, principalOf(request), quoteRequestOf(request.body), 'nature')
       return reply.code(201).send(presentNatureQuote(quote))
     },
   )
@@ -78,10 +75,13 @@ const quoteRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }
         ...common,
         summary: 'Get a quote, exactly as it was created',
         params: IdParamsSchema,
-        response: { 200: Type.Union([CarbonQuoteSchema, NatureQuoteSchema]), ...errorResponses(400, 401, 404) },
+        response: {
+          200: Type.Union([CarbonQuoteSchema, NatureQuoteSchema]),
+          ...errorResponses('BAD_REQUEST', 'UNAUTHORIZED', 'NOT_FOUND'),
+        },
       },
     },
-    async (request) => presentQuote(await getQuote(ctx, principalOf(request), request.params.id)),
+    async (request) => presentQuote(await getQuote(deps, principalOf(request), request.params.id)),
   )
 
   app.get(
@@ -92,11 +92,11 @@ const quoteRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }
         summary: 'List the projects priced in a quote',
         description: 'The credit projects the quote priced, with the weights that split every credits allocation. Empty for nature quotes.',
         params: IdParamsSchema,
-        response: { 200: Type.Array(QuoteProjectSchema), ...errorResponses(400, 401, 404) },
+        response: { 200: Type.Array(QuoteProjectSchema), ...errorResponses('BAD_REQUEST', 'UNAUTHORIZED', 'NOT_FOUND') },
       },
     },
     async (request) => {
-      const quote = await getQuote(ctx, principalOf(request), request.params.id)
+      const quote = await getQuote(deps, principalOf(request), request.params.id)
       return presentQuoteProjects(quote.currencyCode, quoteProjects(quote))
     },
   )

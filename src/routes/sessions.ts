@@ -1,101 +1,25 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { Static } from '@sinclair/typebox'
-import type { FastifyRequest } from 'fastify'
-import type { QuoteRequestRecord } from '../db/database.js'
-import { DEFAULT_LOCALE } from '../domain/equivalents.js'
-import { AppError } from '../errors.js'
-import { principalOf, requireApiKey } from '../http/auth.js'
-import { presentSdkQuote } from '../http/presenters/quotes.js'
-import { FLORIST_EXAMPLE } from '../http/quote-schemas.js'
-import { bearerSecurity, errorResponses, IdParamsSchema } from '../http/schemas.js'
+import { principalOf, requireApiKey, requireSessionCredential, sessionCredentialOf } from '../http/auth.js'
+import { presentCreatedSession, presentSdkSession } from '../http/presenters/sessions.js'
+import { bearerSecurity, errorResponses, IdParamsSchema } from '../http/schemas/common.js'
+import { FLORIST_EXAMPLE, QUOTE_CREATION_ERRORS, toQuoteRequest, type AmountLimits } from '../http/schemas/quotes.js'
 import {
   checkoutSessionBodySchema,
   CreatedSessionSchema,
   postPurchaseSessionBodySchema,
   SdkSessionSchema,
   SessionQuerySchema,
-} from '../http/session-schemas.js'
-import type { AccessResolver } from '../services/access.js'
-import { API_KEY_PATTERN } from '../services/api-keys.js'
-import {
-  CLIENT_SECRET_PATTERN,
-  createSession,
-  readSession,
-  sessionUnauthorized,
-  type CreatedSession,
-  type Session,
-  type SessionCredential,
-  type SessionKind,
-} from '../services/sessions.js'
-import type { RouteOptions } from './plugin-options.js'
-
-type SessionBody = Static<ReturnType<typeof checkoutSessionBodySchema>>
-
-/** Wire body → the session quote's stored request: defaults explicit, no responseOptions (sessions have none). */
-const toQuoteRequest = (body: SessionBody, origin: QuoteRequestRecord['origin']): QuoteRequestRecord => ({
-  organisationId: body.organisationId,
-  locale: body.locale ?? DEFAULT_LOCALE,
-  consumer: body.consumer,
-  merchant: body.merchant ?? null,
-  transaction: body.transaction,
-  orderItems: body.orderItems ?? null,
-  matchConsumerLocation: body.projectFilters?.matchConsumerLocation ?? false,
-  responseOptions: { includeImpactPartnerDetails: false, includeImpactPartnerRates: false },
-  origin,
-})
-
-const presentCreated = (session: CreatedSession): Static<typeof CreatedSessionSchema> => ({
-  sessionId: session.sessionId,
-  clientSecret: session.clientSecret,
-  quoteId: session.quoteId,
-  expiresAt: session.expiresAt.toISOString(),
-})
-
-const presentSession = (session: Session, locale: string | undefined): Static<typeof SdkSessionSchema> => ({
-  sessionId: session.id,
-  kind: session.kind,
-  sdkVariant: session.sdkVariant,
-  impactType: session.impactType,
-  expiresAt: session.expiresAt.toISOString(),
-  quoteId: session.quote.id,
-  ...presentSdkQuote(session.quote, locale),
-})
-
-const looksLikeSecret = (name: string, value: unknown): boolean =>
-  /secret/i.test(name) || (typeof value === 'string' && value.startsWith('cs_'))
-
-/**
- * Session reads accept the session's client secret or a merchant API key. A secret in the query string
- * is refused outright (URLs end up in proxy logs and browser history), before anything else.
- */
-const authenticateSessionRead =
-  (access: AccessResolver) =>
-  async (request: FastifyRequest): Promise<void> => {
-    const query = request.query as Record<string, unknown>
-    if (Object.entries(query).some(([name, value]) => looksLikeSecret(name, value))) {
-      throw new AppError('BAD_REQUEST', 'a client secret is accepted only in the authorization header, never in the query string', [
-        { path: '/querystring', message: 'must not contain a client secret' },
-      ])
-    }
-    const token = request.bearerToken
-    if (token && CLIENT_SECRET_PATTERN.test(token)) return
-    if (!token || !request.bearerTokenHash || !API_KEY_PATTERN.test(token)) throw sessionUnauthorized()
-    const principal = await access.authenticate(request.bearerTokenHash)
-    if (!principal) throw sessionUnauthorized()
-    request.principal = principal
-  }
-
-const credentialOf = (request: FastifyRequest): SessionCredential =>
-  request.principal ? { kind: 'api-key', principal: request.principal } : { kind: 'client-secret', secret: request.bearerToken ?? '' }
+} from '../http/schemas/sessions.js'
+import { createSession, readSession, type SessionDeps, type SessionKind } from '../services/sessions.js'
 
 const { locale: _locale, ...postPurchase } = FLORIST_EXAMPLE
 const CREATE_EXAMPLE = { ...postPurchase, impactType: 'carbon', sdkVariant: 'embedded', projectFilters: { matchConsumerLocation: true } }
 const { sdkVariant: _variant, ...CHECKOUT_EXAMPLE } = { ...CREATE_EXAMPLE, locale: 'en-US' }
 
-const sessionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx }) => {
+const sessionRoutes: FastifyPluginAsyncTypebox<{ deps: SessionDeps; limits: AmountLimits }> = async (app, { deps, limits }) => {
   const common = { tags: ['sessions'] }
-  const createErrors = errorResponses(400, 401, 403, 404, 413, 415, 422)
-  const onRequest = requireApiKey(ctx.access)
+  const createErrors = errorResponses(...QUOTE_CREATION_ERRORS)
+  const onRequest = requireApiKey(deps.access)
 
   app.post(
     '/post-purchase/sessions',
@@ -110,19 +34,22 @@ const sessionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx
           '(an ordinary quote: readable with GET /quotes/:id and allocatable). `clientSecret` is shown once; pass it and ' +
           '`sessionId` to the SDK only. `locale` is a Canopy extension (the reference body has none; default en-GB). ' +
           '`projectFilters.matchConsumerLocation` sits directly under projectFilters here.',
-        body: { ...postPurchaseSessionBodySchema(ctx.config), examples: [CREATE_EXAMPLE] },
+        body: { ...postPurchaseSessionBodySchema(limits), examples: [CREATE_EXAMPLE] },
         response: { 200: CreatedSessionSchema, ...createErrors },
       },
     },
     async (request, reply) => {
-      const { sdkVariant, impactType = 'carbon' } = request.body
-      const session = await createSession(ctx, principalOf(request), {
+      const { body } = request
+      const created = await createSession(deps, principalOf(request), {
         kind: 'post-purchase',
-        sdkVariant,
-        impactType,
-        request: toQuoteRequest(request.body, 'post-purchase-session'),
+        sdkVariant: body.sdkVariant,
+        impactType: body.impactType ?? 'carbon',
+        request: toQuoteRequest(body, {
+          origin: 'post-purchase-session',
+          matchConsumerLocation: body.projectFilters?.matchConsumerLocation,
+        }),
       })
-      return reply.code(200).header('cache-control', 'no-store').send(presentCreated(session))
+      return reply.code(200).header('cache-control', 'no-store').send(presentCreatedSession(created))
     },
   )
 
@@ -137,18 +64,19 @@ const sessionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx
         description:
           'Pre-purchase: creates the session the checkout SDK renders, backed by a new quote whose `quoteId` ' +
           'the merchant later passes to POST /funds/allocations. Same request as a post-purchase session without `sdkVariant`.',
-        body: { ...checkoutSessionBodySchema(ctx.config), examples: [CHECKOUT_EXAMPLE] },
+        body: { ...checkoutSessionBodySchema(limits), examples: [CHECKOUT_EXAMPLE] },
         response: { 200: CreatedSessionSchema, ...createErrors },
       },
     },
     async (request, reply) => {
-      const session = await createSession(ctx, principalOf(request), {
+      const { body } = request
+      const created = await createSession(deps, principalOf(request), {
         kind: 'checkout',
         sdkVariant: null,
-        impactType: request.body.impactType ?? 'carbon',
-        request: toQuoteRequest(request.body, 'checkout-session'),
+        impactType: body.impactType ?? 'carbon',
+        request: toQuoteRequest(body, { origin: 'checkout-session', matchConsumerLocation: body.projectFilters?.matchConsumerLocation }),
       })
-      return reply.code(200).header('cache-control', 'no-store').send(presentCreated(session))
+      return reply.code(200).header('cache-control', 'no-store').send(presentCreatedSession(created))
     },
   )
 
@@ -156,7 +84,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx
     app.get(
       `/${kind}/sessions/:id`,
       {
-        onRequest: authenticateSessionRead(ctx.access),
+        onRequest: requireSessionCredential(deps.access),
         schema: {
           ...common,
           security: [{ clientSecret: [] }, ...bearerSecurity],
@@ -167,12 +95,15 @@ const sessionRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx
             '`?locale=`), credits amounts and unit, contribution rates, partners with images. After `expiresAt`: 410 SESSION_EXPIRED.',
           params: IdParamsSchema,
           querystring: SessionQuerySchema,
-          response: { 200: SdkSessionSchema, ...errorResponses(400, 401, 404, 410) },
+          response: {
+            200: SdkSessionSchema,
+            ...errorResponses('BAD_REQUEST', 'SECRET_IN_QUERY', 'UNAUTHORIZED', 'NOT_FOUND', 'SESSION_EXPIRED'),
+          },
         },
       },
       async (request, reply) => {
-        const session = await readSession(ctx, request.params.id, kind, credentialOf(request))
-        return reply.header('cache-control', 'no-store').send(presentSession(session, request.query.locale))
+        const found = await readSession(deps, sessionCredentialOf(request), request.params.id, kind)
+        return reply.header('cache-control', 'no-store').send(presentSdkSession(found, request.query.locale))
       },
     )
   }

@@ -5,7 +5,7 @@ import type { Database } from '../db/database.js'
 import { findActiveKeyByHash } from '../db/repositories/api-keys.js'
 import { findActiveSubtreeIds } from '../db/repositories/organisations.js'
 import { AppError } from '../errors.js'
-import { TtlCache } from './ttl-cache.js'
+import { createCache, type Cache } from './cache.js'
 
 export interface Principal {
   keyId: string
@@ -14,27 +14,28 @@ export interface Principal {
 }
 
 export class AccessResolver {
-  private readonly keys: TtlCache<Principal | null>
-  private readonly subtrees: TtlCache<ReadonlySet<string>>
+  // A key that is unknown or revoked is cached too (as false), so a flood of bad keys costs one lookup each per TTL.
+  private readonly keys: Cache<Principal | false>
+  private readonly subtrees: Cache<ReadonlySet<string>>
 
   constructor(
     private readonly db: Kysely<Database>,
     ttlMs: number,
     now: () => number = Date.now,
   ) {
-    this.keys = new TtlCache(ttlMs, 10_000, now)
-    this.subtrees = new TtlCache(ttlMs, 10_000, now)
+    this.keys = createCache({ max: 10_000, ttlMs, now })
+    this.subtrees = createCache({ max: 10_000, ttlMs, now })
   }
 
   /** The principal of a key hash (SHA-256 of the full key), or undefined when unknown or revoked. */
   async authenticate(keyHash: Buffer): Promise<Principal | undefined> {
     const cacheKey = keyHash.toString('hex')
     const cached = this.keys.get(cacheKey)
-    if (cached !== undefined) return cached ?? undefined
-    const row = await findActiveKeyByHash(this.db, keyHash)
-    const principal = row ? { keyId: row.id, organisationId: row.organisation_id, mode: row.mode } : null
+    if (cached !== undefined) return cached || undefined
+    const key = await findActiveKeyByHash(this.db, keyHash)
+    const principal: Principal | false = key ? { keyId: key.id, organisationId: key.organisationId, mode: key.mode } : false
     this.keys.set(cacheKey, principal)
-    return principal ?? undefined
+    return principal || undefined
   }
 
   /** True when `organisationId` is the caller's organisation or one of its active descendants. */

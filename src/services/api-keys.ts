@@ -1,12 +1,19 @@
 // API keys: ck_<live|test>_<40 base62 chars> (~238 bits), shown once, stored as SHA-256 with a short visible prefix.
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import type { ApiKeyRow, Database } from '../db/database.js'
-import { findKeyByPrefix, findKeysByOrganisation, insertApiKey, revokeKeyByPrefix } from '../db/repositories/api-keys.js'
+import type { Database } from '../db/database.js'
+import {
+  findKeyByPrefix,
+  findKeysByOrganisation,
+  insertApiKey,
+  revokeKeyByPrefix,
+  type ApiKey,
+  type KeyMode,
+} from '../db/repositories/api-keys.js'
 import { findOrganisationById } from '../db/repositories/organisations.js'
 import { AppError, notFound } from '../errors.js'
 
-export type KeyMode = 'live' | 'test'
+export type { KeyMode }
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 const KEY_BODY_LENGTH = 40
@@ -48,13 +55,14 @@ export interface ApiKeySummary {
   revokedAt: string | null
 }
 
-const toSummary = (row: ApiKeyRow): ApiKeySummary => ({
-  id: row.id,
-  organisationId: row.organisation_id,
-  mode: row.mode,
-  prefix: row.prefix,
-  createdAt: row.created_at.toISOString(),
-  revokedAt: row.revoked_at ? row.revoked_at.toISOString() : null,
+/** What the CLI prints about a key. */
+const toSummary = (key: ApiKey): ApiKeySummary => ({
+  id: key.id,
+  organisationId: key.organisationId,
+  mode: key.mode,
+  prefix: key.prefix,
+  createdAt: key.createdAt.toISOString(),
+  revokedAt: key.revokedAt ? key.revokedAt.toISOString() : null,
 })
 
 /** Creates a key for an existing organisation; the full key is returned here and never again. */
@@ -66,15 +74,8 @@ export async function createApiKey(
 ): Promise<ApiKeySummary & { apiKey: string }> {
   if (!(await findOrganisationById(db, organisationId))) throw notFound('organisation')
   const generated = generateApiKey(mode)
-  const row = await insertApiKey(db, {
-    id: randomUUID(),
-    organisation_id: organisationId,
-    mode,
-    key_hash: generated.hash,
-    prefix: generated.prefix,
-    created_at: now,
-  })
-  return { ...toSummary(row), apiKey: generated.key }
+  const key = await insertApiKey(db, { id: randomUUID(), organisationId, mode, prefix: generated.prefix, createdAt: now }, generated.hash)
+  return { ...toSummary(key), apiKey: generated.key }
 }
 
 export async function listApiKeys(db: Kysely<Database>, organisationId: string): Promise<ApiKeySummary[]> {
@@ -87,5 +88,5 @@ export async function revokeApiKey(db: Kysely<Database>, prefix: string, now: Da
   if (revoked) return toSummary(revoked)
   const existing = await findKeyByPrefix(db, prefix)
   if (!existing) throw notFound('api key')
-  throw new AppError('CONFLICT', 'api key is already revoked')
+  throw new AppError('API_KEY_ALREADY_REVOKED', 'api key is already revoked')
 }

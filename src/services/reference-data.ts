@@ -9,7 +9,7 @@ import { REFERENCE_FX_RATES } from '../domain/fx.js'
 import type { ReferenceData } from '../domain/pricing.js'
 import type { CreditProject, EmissionFactor, ImpactPartner } from '../domain/types.js'
 import { notFound } from '../errors.js'
-import { TtlCache } from './ttl-cache.js'
+import { createCache, type Cache } from './cache.js'
 
 export interface OrganisationSettings {
   id: string
@@ -32,19 +32,19 @@ type OrganisationEntry = { settings: OrganisationSettings; allowed: ReadonlySet<
 
 export class ReferenceDataCache {
   // Promises are cached, so concurrent misses share one load; a failed load is forgotten at once.
-  private readonly catalogue: TtlCache<Promise<Catalogue>>
-  private readonly organisations: TtlCache<Promise<OrganisationEntry>>
+  private readonly catalogue: Cache<Promise<Catalogue>>
+  private readonly organisations: Cache<Promise<OrganisationEntry>>
 
   constructor(
     private readonly db: Kysely<Database>,
     ttlMs: number,
     now: () => number,
   ) {
-    this.catalogue = new TtlCache(ttlMs, 1, now)
-    this.organisations = new TtlCache(ttlMs, 10_000, now)
+    this.catalogue = createCache({ max: 1, ttlMs, now })
+    this.organisations = createCache({ max: 10_000, ttlMs, now })
   }
 
-  private cached<T>(cache: TtlCache<Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
+  private cached<T>(cache: Cache<Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
     const hit = cache.get(key)
     if (hit) return hit
     const value = load()
@@ -70,13 +70,13 @@ export class ReferenceDataCache {
           if (!row) throw notFound('organisation')
           const settings: OrganisationSettings = {
             id: row.id,
-            tradingName: row.trading_name,
+            tradingName: row.tradingName,
             mcc: row.mcc,
             countryCode: row.address.countryCode,
             state: row.address.state ?? null,
-            currencyCode: row.currency_code,
-            serviceFeeRate: row.service_fee_rate,
-            taxLiability: row.tax_liability,
+            currencyCode: row.currencyCode,
+            serviceFeeRate: row.serviceFeeRate,
+            taxLiability: row.taxLiability,
           }
           return { settings, allowed: allowed ? new Set(allowed) : undefined }
         },
@@ -93,10 +93,5 @@ export class ReferenceDataCache {
     const [{ settings, allowed }, catalogue] = await Promise.all([this.loadOrganisation(organisationId), this.loadCatalogue()])
     const partners = allowed ? catalogue.partners.filter((p) => allowed.has(p.id)) : catalogue.partners
     return { settings, reference: { factors: catalogue.factors, fx: REFERENCE_FX_RATES, partners, projects: catalogue.projects } }
-  }
-
-  clear(): void {
-    this.catalogue.clear()
-    this.organisations.clear()
   }
 }

@@ -1,17 +1,22 @@
-// Sessions (DESIGN.md §7): a quote and its session stored together; the client secret is shown once,
-// kept only as SHA-256, and opens exactly one session until it expires.
+// Sessions (docs/api-contract.md, "Sessions"): a quote and its session stored together; the client secret is
+// shown once, kept only as SHA-256, and opens exactly one session until it expires.
 import { randomUUID, timingSafeEqual } from 'node:crypto'
-import type { AppContext } from '../context.js'
-import type { QuoteRequestRecord } from '../db/database.js'
-import { findSessionWithQuote, insertQuoteWithSession, type SessionRow } from '../db/repositories/sessions.js'
+import type { Kysely } from 'kysely'
+import type { Database, QuoteRequestRecord } from '../db/database.js'
+import type { Quote } from '../db/repositories/quotes.js'
+import { findSessionWithQuote, type SdkVariant, type Session, type SessionKind } from '../db/repositories/sessions.js'
 import type { ImpactType } from '../domain/types.js'
 import { AppError, notFound } from '../errors.js'
 import type { Principal } from './access.js'
 import { randomBase62, sha256, type KeyMode } from './api-keys.js'
-import { prepareQuote, toStoredQuote, type StoredQuote } from './quotes.js'
+import { priceNewQuote, type QuoteDeps } from './quotes.js'
 
-export type SessionKind = 'post-purchase' | 'checkout'
-export type SdkVariant = 'embedded' | 'takeover'
+export type { SdkVariant, Session, SessionKind }
+
+export interface SessionDeps extends QuoteDeps {
+  readonly db: Kysely<Database>
+  readonly sessionTtlSeconds: number
+}
 
 /** 24 base62 characters on each side: 2 × 142.9 bits. */
 const SECRET_PART_LENGTH = 24
@@ -33,47 +38,34 @@ export interface NewSession {
 }
 
 export interface CreatedSession {
-  sessionId: string
+  session: Session
   /** Returned here and never again. */
   clientSecret: string
-  quoteId: string
-  expiresAt: Date
 }
 
-export interface Session {
-  id: string
-  kind: SessionKind
-  sdkVariant: SdkVariant | null
-  impactType: ImpactType
-  expiresAt: Date
-  quote: StoredQuote
+/** A session with the quote it renders. */
+export interface SessionWithQuote {
+  session: Session
+  quote: Quote
 }
 
 /** Prices the session's quote and stores quote and session in one statement. */
-export async function createSession(ctx: AppContext, principal: Principal, input: NewSession): Promise<CreatedSession> {
-  const { quote, row, snapshot } = await prepareQuote(ctx, principal, input.request, input.impactType)
+export async function createSession(deps: SessionDeps, principal: Principal, input: NewSession): Promise<CreatedSession> {
+  const quote = await priceNewQuote(deps, principal, input.request, input.impactType)
   const clientSecret = generateClientSecret(principal.mode)
-  const expiresAt = new Date(quote.createdAt.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)
-  const sessionId = randomUUID()
-  await insertQuoteWithSession(
-    ctx.database.db,
-    row,
-    {
-      id: sessionId,
-      organisation_id: quote.organisationId,
-      quote_id: quote.id,
-      kind: input.kind,
-      sdk_variant: input.sdkVariant,
-      impact_type: input.impactType,
-      client_secret_hash: sha256(clientSecret),
-      expires_at: expiresAt,
-      created_at: quote.createdAt,
-    },
-    ctx.snapshots.has(snapshot.id) ? null : snapshot,
-  )
-  ctx.snapshots.add(snapshot.id)
-  ctx.quotes.set(quote)
-  return { sessionId, clientSecret, quoteId: quote.id, expiresAt }
+  const session: Session = {
+    id: randomUUID(),
+    organisationId: quote.organisationId,
+    quoteId: quote.id,
+    kind: input.kind,
+    sdkVariant: input.sdkVariant,
+    impactType: input.impactType,
+    clientSecretHash: sha256(clientSecret),
+    expiresAt: new Date(quote.createdAt.getTime() + deps.sessionTtlSeconds * 1000),
+    createdAt: quote.createdAt,
+  }
+  await deps.quotes.saveWithSession(quote, session)
+  return { session, clientSecret }
 }
 
 /** Who reads a session: the frontend SDK with the session's client secret, or a merchant API key. */
@@ -81,10 +73,10 @@ export type SessionCredential = { kind: 'client-secret'; secret: string } | { ki
 
 const NO_HASH = Buffer.alloc(32)
 
-const secretMatches = (session: SessionRow | undefined, secret: string): boolean => {
+const secretMatches = (session: Session | undefined, secret: string): boolean => {
   const presented = sha256(secret)
-  const stored = session ? Buffer.from(session.client_secret_hash) : NO_HASH
   // Compared even when the session is unknown, so both failures take the same time.
+  const stored = session ? session.clientSecretHash : NO_HASH
   const equal = stored.length === presented.length && timingSafeEqual(stored, presented)
   return equal && session !== undefined
 }
@@ -94,24 +86,21 @@ const secretMatches = (session: SessionRow | undefined, secret: string): boolean
  * then hide other organisations' and other kinds' sessions (404), then refuse expired ones (410), so
  * that a caller without the secret learns nothing about the session.
  */
-export async function readSession(ctx: AppContext, id: string, kind: SessionKind, credential: SessionCredential): Promise<Session> {
-  const found = await findSessionWithQuote(ctx.database.db, id)
+export async function readSession(
+  deps: Pick<SessionDeps, 'db' | 'access' | 'clock'>,
+  credential: SessionCredential,
+  id: string,
+  kind: SessionKind,
+): Promise<SessionWithQuote> {
+  const found = await findSessionWithQuote(deps.db, id)
   if (credential.kind === 'client-secret') {
     if (!secretMatches(found?.session, credential.secret)) throw sessionUnauthorized()
-  } else if (!found || !(await ctx.access.canSee(credential.principal, found.session.organisation_id))) {
+  } else if (!found || !(await deps.access.canSee(credential.principal, found.session.organisationId))) {
     throw notFound('session')
   }
   if (!found || found.session.kind !== kind) throw notFound('session')
-  const { session } = found
-  if (ctx.clock().getTime() >= session.expires_at.getTime()) {
+  if (deps.clock().getTime() >= found.session.expiresAt.getTime()) {
     throw new AppError('SESSION_EXPIRED', 'session has expired; a new session must be created')
   }
-  return {
-    id: session.id,
-    kind: session.kind,
-    sdkVariant: session.sdk_variant,
-    impactType: session.impact_type,
-    expiresAt: session.expires_at,
-    quote: ctx.quotes.get(session.quote_id) ?? toStoredQuote(found.quote, found.snapshot),
-  }
+  return found
 }

@@ -31,7 +31,7 @@ export async function createOrg(
     'live',
     now,
   )
-  return { organisationId: result.organisation.organisationId, apiKey: result.apiKey, apiKeyPrefix: result.apiKeyPrefix }
+  return { organisationId: result.organisation.id, apiKey: result.apiKey, apiKeyPrefix: result.apiKeyPrefix }
 }
 
 export async function importDemoCatalogue(db: Kysely<Database>): Promise<void> {

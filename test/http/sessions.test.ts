@@ -570,7 +570,7 @@ describe('GET /v3/post-purchase/sessions/:id (frontend SDK)', () => {
         expect(res.statusCode).toBe(400)
         expect(res.json()).toEqual({
           error: 'a client secret is accepted only in the authorization header, never in the query string',
-          code: 'BAD_REQUEST',
+          code: 'SECRET_IN_QUERY',
           details: [{ path: '/querystring', message: 'must not contain a client secret' }],
           requestId: expect.any(String),
         })

@@ -1,165 +1,201 @@
-import { CompiledQuery, sql, type Kysely } from 'kysely'
-import type { Database, StoredAllocationEntry, TaxReceiptPayload } from '../database.js'
+// Funds allocations and their reversals. An allocation is one row: its entries are one jsonb array, its
+// Idempotency-Key is unique per organisation, and a CHECK makes Postgres refuse entries that do not sum to
+// the amounts paid. An allocation, its entries and its tax-receipt outbox row are written by one statement.
+import { sql, type Kysely } from 'kysely'
+import type { AllocationSplit } from '../../domain/types.js'
+import type { AllocationRow, Database, NewAllocationRow, StoredAllocationEntry, TaxReceiptPayload } from '../database.js'
 
-export interface NewAllocation {
+export interface Allocation {
   id: string
   organisationId: string
   quoteId: string
   idempotencyKey: string
+  /** SHA-256 of the canonical request: a replay must carry the same request. */
   requestHash: Buffer
   currencyCode: string
+  /** Amounts paid, as decimal strings in the allocation currency; null when that section was not paid. */
   creditsAmount: string | null
   contributionAmount: string | null
   taxLiability: 'platform' | 'organisation'
   issueTaxReceipt: boolean
-  entries: readonly StoredAllocationEntry[]
-  /** The exact 201 body, replayed byte for byte. */
-  response: string
+  split: AllocationSplit
   createdAt: Date
-  receipt: { id: string; consumerEmail: string; payload: TaxReceiptPayload } | null
 }
 
-const findByKeysSql = new Map<number, string>()
+export interface NewTaxReceipt {
+  id: string
+  consumerEmail: string
+  payload: TaxReceiptPayload
+}
+
+export interface Reversal {
+  id: string
+  allocationId: string
+  organisationId: string
+  createdAt: Date
+}
+
+const entriesOf = (split: AllocationSplit): StoredAllocationEntry[] => [
+  ...split.credits.map(({ quantityTonnes, projectId, impactPartnerId, ...amounts }) => ({
+    kind: 'credit' as const,
+    projectId,
+    impactPartnerId,
+    ...amounts,
+    quantityTonnes,
+  })),
+  ...split.contributions.map(({ impactPartnerId, ...amounts }) => ({
+    kind: 'contribution' as const,
+    projectId: null,
+    impactPartnerId,
+    ...amounts,
+    quantityTonnes: null,
+  })),
+]
+
+const amountsOf = (e: StoredAllocationEntry) => ({
+  impactAmount: e.impactAmount,
+  impactSalesTaxAmount: e.impactSalesTaxAmount,
+  impactSalesTaxRate: e.impactSalesTaxRate,
+  serviceFeeAmount: e.serviceFeeAmount,
+  serviceFeeSalesTaxAmount: e.serviceFeeSalesTaxAmount,
+  serviceFeeSalesTaxRate: e.serviceFeeSalesTaxRate,
+})
+
+/** Entries are stored exactly as the domain formatted them (jsonb keeps strings as written). */
+const splitOf = (currencyCode: string, entries: readonly StoredAllocationEntry[]): AllocationSplit => ({
+  currencyCode,
+  credits: entries
+    .filter((e) => e.kind === 'credit')
+    .map((e) => ({
+      projectId: e.projectId ?? '',
+      impactPartnerId: e.impactPartnerId,
+      ...amountsOf(e),
+      quantityTonnes: e.quantityTonnes ?? '0',
+    })),
+  contributions: entries.filter((e) => e.kind === 'contribution').map((e) => ({ impactPartnerId: e.impactPartnerId, ...amountsOf(e) })),
+})
+
+const allocationToRow = (a: Allocation): NewAllocationRow => ({
+  id: a.id,
+  organisation_id: a.organisationId,
+  quote_id: a.quoteId,
+  idempotency_key: a.idempotencyKey,
+  request_hash: a.requestHash,
+  currency_code: a.currencyCode,
+  credits_amount: a.creditsAmount,
+  contribution_amount: a.contributionAmount,
+  tax_liability: a.taxLiability,
+  issue_tax_receipt: a.issueTaxReceipt,
+  entries: JSON.stringify(entriesOf(a.split)),
+  created_at: a.createdAt,
+})
+
+const allocationFromRow = (row: AllocationRow): Allocation => ({
+  id: row.id,
+  organisationId: row.organisation_id,
+  quoteId: row.quote_id,
+  idempotencyKey: row.idempotency_key,
+  requestHash: Buffer.from(row.request_hash),
+  currencyCode: row.currency_code,
+  creditsAmount: row.credits_amount,
+  contributionAmount: row.contribution_amount,
+  taxLiability: row.tax_liability,
+  issueTaxReceipt: row.issue_tax_receipt,
+  split: splitOf(row.currency_code, row.entries),
+  createdAt: row.created_at,
+})
 
 /** Looks up several (organisation, key) pairs in one statement; one result per pair, in order. */
 export async function findAllocationsByKeys(
   db: Kysely<Database>,
   pairs: readonly { organisationId: string; idempotencyKey: string }[],
-): Promise<({ requestHash: Buffer; response: string } | undefined)[]> {
+): Promise<(Allocation | undefined)[]> {
   if (pairs.length === 0) return []
-  let text = findByKeysSql.get(pairs.length)
-  if (text === undefined) {
-    const tuples = pairs.map((_, i) => `($${2 * i + 1}::uuid, $${2 * i + 2})`).join(', ')
-    text = `SELECT organisation_id, idempotency_key, request_hash, response FROM allocations
-      WHERE (organisation_id, idempotency_key) IN (${tuples})`
-    findByKeysSql.set(pairs.length, text)
-  }
-  const { rows } = await db.executeQuery<{ organisation_id: string; idempotency_key: string; request_hash: Uint8Array; response: string }>(
-    CompiledQuery.raw(
-      text,
-      pairs.flatMap((p) => [p.organisationId, p.idempotencyKey]),
-    ),
-  )
-  const found = new Map(
-    rows.map((r) => [`${r.organisation_id}|${r.idempotency_key}`, { requestHash: Buffer.from(r.request_hash), response: r.response }]),
-  )
-  return pairs.map((p) => found.get(`${p.organisationId}|${p.idempotencyKey}`))
+  const rows = await db
+    .selectFrom('allocations')
+    .selectAll()
+    .where((eb) =>
+      eb(
+        eb.refTuple('organisation_id', 'idempotency_key'),
+        'in',
+        pairs.map((p) => eb.tuple(p.organisationId, p.idempotencyKey)),
+      ),
+    )
+    .execute()
+  const found = new Map(rows.map((r) => [`${r.organisation_id}|${r.idempotency_key}`, r]))
+  return pairs.map((p) => {
+    const row = found.get(`${p.organisationId}|${p.idempotencyKey}`)
+    return row && allocationFromRow(row)
+  })
 }
 
 /**
- * Writes an allocation, its entries and its tax-receipt outbox row in ONE statement (the receipt
- * exists only if the allocation was inserted), unless the organisation already used the key: then
- * nothing is written and false is returned. The unique (organisation_id, idempotency_key) constraint
- * decides races: a concurrent duplicate waits for the first writer (bounded by lock_timeout) and then
- * inserts nothing. Allocations without a receipt go through insertAllocations.
+ * Writes several allocations (none with a tax receipt) in one statement; returns, per allocation, whether it
+ * was written (false: its organisation had already used the key, possibly within this very batch, in which
+ * case the first row wins). The unique (organisation_id, idempotency_key) constraint decides races: a
+ * concurrent duplicate waits for the first writer (bounded by lock_timeout) and then inserts nothing.
  */
-export async function insertAllocationWithReceipt(db: Kysely<Database>, a: NewAllocation): Promise<boolean> {
-  if (!a.receipt) throw new Error('an allocation without a receipt is written with insertAllocations')
-  const text = `WITH inserted AS (${insertAllocationsStatement(1)})
-    INSERT INTO tax_receipts (id, allocation_id, organisation_id, consumer_email, payload, status, attempts, next_attempt_at, created_at)
-    SELECT $14, inserted.id, $2, $15, $16::jsonb, 'pending', 0, $13, $13 FROM inserted
-    RETURNING allocation_id AS id`
-  const params = [...allocationParameters(a), a.receipt.id, a.receipt.consumerEmail, JSON.stringify(a.receipt.payload)]
-  const { rows } = await db.executeQuery<{ id: string }>(CompiledQuery.raw(text, params))
+export async function insertAllocations(db: Kysely<Database>, allocations: readonly Allocation[]): Promise<boolean[]> {
+  if (allocations.length === 0) return []
+  const written = await db
+    .insertInto('allocations')
+    .values(allocations.map(allocationToRow))
+    .onConflict((oc) => oc.columns(['organisation_id', 'idempotency_key']).doNothing())
+    .returning('id')
+    .execute()
+  const ids = new Set(written.map((r) => r.id))
+  return allocations.map((a) => ids.has(a.id))
+}
+
+/**
+ * Writes an allocation and its tax-receipt outbox row in ONE statement: the receipt is inserted from the
+ * allocation's RETURNING, so it exists only if the allocation was. False when the key was already used.
+ */
+export async function insertAllocationWithReceipt(db: Kysely<Database>, allocation: Allocation, receipt: NewTaxReceipt): Promise<boolean> {
+  const rows = await db
+    .with('inserted', (qb) =>
+      qb
+        .insertInto('allocations')
+        .values(allocationToRow(allocation))
+        .onConflict((oc) => oc.columns(['organisation_id', 'idempotency_key']).doNothing())
+        .returning('id'),
+    )
+    .insertInto('tax_receipts')
+    .columns(['id', 'allocation_id', 'organisation_id', 'consumer_email', 'payload', 'status', 'attempts', 'next_attempt_at', 'created_at'])
+    // Values in a SELECT list have no column to take their type from: cast them.
+    .expression((eb) =>
+      eb
+        .selectFrom('inserted')
+        .select([
+          eb.cast<string>(eb.val(receipt.id), 'uuid').as('id'),
+          'inserted.id as allocation_id',
+          eb.cast<string>(eb.val(allocation.organisationId), 'uuid').as('organisation_id'),
+          eb.cast<string>(eb.val(receipt.consumerEmail), 'text').as('consumer_email'),
+          eb.cast<string>(eb.val(JSON.stringify(receipt.payload)), 'jsonb').as('payload'),
+          sql.lit('pending').as('status'),
+          sql.lit(0).as('attempts'),
+          eb.cast<Date>(eb.val(allocation.createdAt), 'timestamptz').as('next_attempt_at'),
+          eb.cast<Date>(eb.val(allocation.createdAt), 'timestamptz').as('created_at'),
+        ]),
+    )
+    .returning('allocation_id')
+    .execute()
   return rows.length === 1
 }
 
-const ALLOCATION_COLUMNS = 13
-const insertAllocationsSql = new Map<number, string>()
-
-/** INSERT … ON CONFLICT DO NOTHING RETURNING id for `count` allocations; built once per size. */
-function insertAllocationsStatement(count: number): string {
-  let text = insertAllocationsSql.get(count)
-  if (text === undefined) {
-    const rows = Array.from({ length: count }, (_, r) => {
-      const p = (n: number) => `$${r * ALLOCATION_COLUMNS + n}`
-      return (
-        `(${p(1)}::uuid, ${p(2)}::uuid, ${p(3)}::uuid, ${p(4)}, ${p(5)}::bytea, ${p(6)}, ${p(7)}::numeric, ${p(8)}::numeric, ` +
-        `${p(9)}, ${p(10)}::boolean, ${p(11)}::jsonb, ${p(12)}, ${p(13)}::timestamptz)`
-      )
-    })
-    text = `INSERT INTO allocations (id, organisation_id, quote_id, idempotency_key, request_hash, currency_code,
-        credits_amount, contribution_amount, tax_liability, issue_tax_receipt, entries, response, created_at)
-      VALUES ${rows.join(', ')}
-      ON CONFLICT (organisation_id, idempotency_key) DO NOTHING
-      RETURNING id`
-    insertAllocationsSql.set(count, text)
-  }
-  return text
-}
-
-/**
- * Writes several allocations (none with a tax receipt) in one statement; returns, per allocation,
- * whether it was written (false: its organisation had already used the key, possibly within this
- * very batch, in which case the first row wins).
- */
-export async function insertAllocations(db: Kysely<Database>, rows: readonly NewAllocation[]): Promise<boolean[]> {
-  if (rows.length === 0) return []
-  if (rows.some((a) => a.receipt)) throw new Error('allocations with a tax receipt are written with insertAllocationWithReceipt')
-  const { rows: written } = await db.executeQuery<{ id: string }>(
-    CompiledQuery.raw(insertAllocationsStatement(rows.length), rows.flatMap(allocationParameters)),
-  )
-  const ids = new Set(written.map((r) => r.id))
-  return rows.map((a) => ids.has(a.id))
-}
-
-/** The 13 column values of an allocation, in the order of the INSERT. */
-const allocationParameters = (a: NewAllocation): unknown[] => [
-  a.id,
-  a.organisationId,
-  a.quoteId,
-  a.idempotencyKey,
-  a.requestHash,
-  a.currencyCode,
-  a.creditsAmount,
-  a.contributionAmount,
-  a.taxLiability,
-  a.issueTaxReceipt,
-  JSON.stringify(a.entries),
-  a.response,
-  a.createdAt,
-]
-
-export interface AllocationRecord {
-  id: string
-  organisationId: string
-  quoteId: string
-  currencyCode: string
-  taxLiability: 'platform' | 'organisation'
-  response: string
-  entries: StoredAllocationEntry[]
-}
-
-export async function findAllocationById(db: Kysely<Database>, id: string): Promise<AllocationRecord | undefined> {
-  const row = await db
-    .selectFrom('allocations')
-    .select(['id', 'organisation_id', 'quote_id', 'currency_code', 'tax_liability', 'response', 'entries'])
-    .where('id', '=', id)
-    .executeTakeFirst()
-  if (!row) return undefined
-  return {
-    id: row.id,
-    organisationId: row.organisation_id,
-    quoteId: row.quote_id,
-    currencyCode: row.currency_code,
-    taxLiability: row.tax_liability,
-    response: row.response,
-    entries: row.entries,
-  }
+export async function findAllocationById(db: Kysely<Database>, id: string): Promise<Allocation | undefined> {
+  const row = await db.selectFrom('allocations').selectAll().where('id', '=', id).executeTakeFirst()
+  return row && allocationFromRow(row)
 }
 
 /** Records the reversal unless the allocation already has one; true when this call recorded it. */
-export async function insertReversal(
-  db: Kysely<Database>,
-  reversal: { id: string; allocationId: string; organisationId: string; response: string; createdAt: Date },
-): Promise<boolean> {
+export async function insertReversal(db: Kysely<Database>, reversal: Reversal): Promise<boolean> {
   const result = await db
     .insertInto('allocation_reversals')
     .values({
       id: reversal.id,
       allocation_id: reversal.allocationId,
       organisation_id: reversal.organisationId,
-      response: reversal.response,
       created_at: reversal.createdAt,
     })
     .onConflict((oc) => oc.column('allocation_id').doNothing())

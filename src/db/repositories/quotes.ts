@@ -1,65 +1,125 @@
-import { CompiledQuery, type Kysely } from 'kysely'
-import type { Database, NewQuoteRow, QuoteRow, QuoteSnapshotBody } from '../database.js'
+// Quotes: a locked quote is stored as one row plus its catalogue snapshot (partner details and priced
+// projects), which is identical for every quote priced from the same catalogue and portfolio and so is
+// stored once, content-addressed by the SHA-256 of its JSON.
+import { createHash } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type { LockedQuote } from '../../domain/types.js'
+import type { Database, NewQuoteRow, QuoteRequestRecord, QuoteRow, QuoteSnapshotBody, StoredLockedQuote } from '../database.js'
 
-const QUOTE_COLUMNS = 9
-
-/** A quote to store, with its catalogue snapshot when the snapshot may not be stored yet. */
-export interface QuoteWrite {
-  row: NewQuoteRow
-  snapshot: { id: string; body: string } | null
+/** A stored quote: what was asked, what was locked, and for whom. Immutable once stored. */
+export interface Quote {
+  id: string
+  organisationId: string
+  impactType: 'carbon' | 'nature'
+  currencyCode: string
+  taxLiability: 'platform' | 'organisation'
+  createdAt: Date
+  request: QuoteRequestRecord
+  locked: LockedQuote
 }
 
-const statements = new Map<string, string>()
+export interface QuoteSnapshot {
+  /** SHA-256 (hex) of `body`. */
+  id: string
+  /** JSON of QuoteSnapshotBody. */
+  body: string
+}
 
-/** One INSERT for `rows` quotes, preceded by a CTE storing `snapshots` new snapshots; built once per shape. */
-function insertQuotesStatement(rows: number, snapshots: number): string {
-  const key = `${rows}|${snapshots}`
-  let text = statements.get(key)
-  if (text === undefined) {
-    const values = Array.from(
-      { length: rows },
-      (_, r) => `(${Array.from({ length: QUOTE_COLUMNS }, (_, c) => `$${r * QUOTE_COLUMNS + c + 1}`).join(', ')})`,
-    )
-    const base = rows * QUOTE_COLUMNS
-    const snapshotValues = Array.from({ length: snapshots }, (_, i) => `($${base + 2 * i + 1}, $${base + 2 * i + 2}::json)`)
-    text =
-      (snapshots > 0
-        ? `WITH snapshots AS (INSERT INTO quote_snapshots (id, body) VALUES ${snapshotValues.join(', ')} ON CONFLICT (id) DO NOTHING) `
-        : '') +
-      'INSERT INTO quotes (id, organisation_id, impact_type, currency_code, tax_liability, request, locked, snapshot_id, created_at) ' +
-      `VALUES ${values.join(', ')}`
-    statements.set(key, text)
+/** The catalogue part of a locked quote, as stored in quote_snapshots. */
+export function snapshotOf(locked: LockedQuote): QuoteSnapshot {
+  const body = JSON.stringify({ partners: locked.partners, projects: locked.credits?.projects ?? [] } satisfies QuoteSnapshotBody)
+  return { id: createHash('sha256').update(body).digest('hex'), body }
+}
+
+/** quotes.locked: the locked quote without what its snapshot holds. */
+function lockedWithoutSnapshot(locked: LockedQuote): string {
+  return JSON.stringify({
+    ...locked,
+    partners: undefined,
+    credits: locked.credits ? { ...locked.credits, projects: undefined } : undefined,
+  })
+}
+
+/** The whole locked quote again, from its row and its snapshot (rows written before snapshots carry everything inline). */
+function joinSnapshot(stored: StoredLockedQuote, snapshot: QuoteSnapshotBody | null): LockedQuote {
+  const { credits, ...rest } = stored
+  return {
+    ...rest,
+    partners: snapshot?.partners ?? stored.partners ?? [],
+    ...(credits ? { credits: { ...credits, projects: snapshot?.projects ?? credits.projects ?? [] } } : {}),
   }
-  return text
 }
 
-const quoteParameters = (row: NewQuoteRow): unknown[] => [
-  row.id,
-  row.organisation_id,
-  row.impact_type,
-  row.currency_code,
-  row.tax_liability,
-  row.request,
-  row.locked,
-  row.snapshot_id,
-  row.created_at,
-]
-
-/** One statement for any number of quotes and their new snapshots (the caller batches concurrent requests). */
-export async function insertQuotes(db: Kysely<Database>, writes: readonly QuoteWrite[]): Promise<void[]> {
-  if (writes.length > 0) {
-    const snapshots = new Map<string, string>()
-    for (const { snapshot } of writes) if (snapshot) snapshots.set(snapshot.id, snapshot.body)
-    const params = [...writes.flatMap((w) => quoteParameters(w.row)), ...[...snapshots].flat()]
-    await db.executeQuery(CompiledQuery.raw(insertQuotesStatement(writes.length, snapshots.size), params))
+export function quoteToRow(quote: Quote, snapshotId: string): NewQuoteRow {
+  return {
+    id: quote.id,
+    organisation_id: quote.organisationId,
+    impact_type: quote.impactType,
+    currency_code: quote.currencyCode,
+    tax_liability: quote.taxLiability,
+    request: JSON.stringify(quote.request),
+    locked: lockedWithoutSnapshot(quote.locked),
+    snapshot_id: snapshotId,
+    created_at: quote.createdAt,
   }
-  return writes.map(() => undefined)
 }
 
-export async function findQuoteById(
+export function quoteFromRow(row: QuoteRow, snapshot: QuoteSnapshotBody | null): Quote {
+  return {
+    id: row.id,
+    organisationId: row.organisation_id,
+    impactType: row.impact_type,
+    currencyCode: row.currency_code,
+    taxLiability: row.tax_liability,
+    createdAt: row.created_at,
+    request: row.request,
+    locked: joinSnapshot(row.locked, snapshot),
+  }
+}
+
+/** Rows for `quotes`, and the distinct snapshots among them that `isStored` does not already know. */
+export function quoteRows(
+  quotes: readonly Quote[],
+  isStored: (snapshotId: string) => boolean,
+): { rows: NewQuoteRow[]; snapshots: QuoteSnapshot[] } {
+  const snapshots = new Map<string, QuoteSnapshot>()
+  const rows = quotes.map((quote) => {
+    const snapshot = snapshotOf(quote.locked)
+    if (!isStored(snapshot.id)) snapshots.set(snapshot.id, snapshot)
+    return quoteToRow(quote, snapshot.id)
+  })
+  return { rows, snapshots: [...snapshots.values()] }
+}
+
+/**
+ * Stores quotes in one statement, with the snapshots that may not be stored yet in a data-modifying CTE
+ * (ON CONFLICT DO NOTHING: snapshots are immutable). Returns the ids of the snapshots it wrote or found.
+ */
+export async function insertQuotes(
   db: Kysely<Database>,
-  id: string,
-): Promise<{ row: QuoteRow; snapshot: QuoteSnapshotBody | null } | undefined> {
+  quotes: readonly Quote[],
+  isStored: (snapshotId: string) => boolean,
+): Promise<string[]> {
+  if (quotes.length === 0) return []
+  const { rows, snapshots } = quoteRows(quotes, isStored)
+  if (snapshots.length === 0) {
+    await db.insertInto('quotes').values(rows).execute()
+  } else {
+    await db
+      .with('snapshots', (qb) =>
+        qb
+          .insertInto('quote_snapshots')
+          .values(snapshots)
+          .onConflict((oc) => oc.column('id').doNothing()),
+      )
+      .insertInto('quotes')
+      .values(rows)
+      .execute()
+  }
+  return snapshots.map((s) => s.id)
+}
+
+export async function findQuoteById(db: Kysely<Database>, id: string): Promise<Quote | undefined> {
   const found = await db
     .selectFrom('quotes')
     .leftJoin('quote_snapshots', 'quote_snapshots.id', 'quotes.snapshot_id')
@@ -69,5 +129,5 @@ export async function findQuoteById(
     .executeTakeFirst()
   if (!found) return undefined
   const { snapshot, ...row } = found
-  return { row, snapshot }
+  return quoteFromRow(row, snapshot)
 }

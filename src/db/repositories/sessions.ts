@@ -1,42 +1,81 @@
-import type { Insertable, Kysely, Selectable } from 'kysely'
-import type { Database, NewQuoteRow, QuoteRow, QuoteSnapshotBody, SessionsTable } from '../database.js'
+// Sessions: a session row and the quote it is backed by, written together and read together.
+import type { Kysely } from 'kysely'
+import type { Database, NewSessionRow, SessionRow } from '../database.js'
+import { quoteFromRow, quoteRows, type Quote } from './quotes.js'
 
-export type SessionRow = Selectable<SessionsTable>
-export type NewSessionRow = Insertable<SessionsTable>
+export type SessionKind = 'post-purchase' | 'checkout'
+export type SdkVariant = 'embedded' | 'takeover'
+
+export interface Session {
+  id: string
+  organisationId: string
+  quoteId: string
+  kind: SessionKind
+  /** Post-purchase sessions only. */
+  sdkVariant: SdkVariant | null
+  impactType: 'carbon' | 'nature'
+  /** SHA-256 of the client secret; the secret itself is never stored. */
+  clientSecretHash: Buffer
+  expiresAt: Date
+  createdAt: Date
+}
+
+const sessionToRow = (session: Session): NewSessionRow => ({
+  id: session.id,
+  organisation_id: session.organisationId,
+  quote_id: session.quoteId,
+  kind: session.kind,
+  sdk_variant: session.sdkVariant,
+  impact_type: session.impactType,
+  client_secret_hash: session.clientSecretHash,
+  expires_at: session.expiresAt,
+  created_at: session.createdAt,
+})
+
+const sessionFromRow = (row: SessionRow): Session => ({
+  id: row.id,
+  organisationId: row.organisation_id,
+  quoteId: row.quote_id,
+  kind: row.kind,
+  sdkVariant: row.sdk_variant,
+  impactType: row.impact_type,
+  clientSecretHash: Buffer.from(row.client_secret_hash),
+  expiresAt: row.expires_at,
+  createdAt: row.created_at,
+})
 
 /**
- * Stores a quote and the session it backs in one statement (one round trip): a data-modifying CTE
- * inserts the quote, and the session's foreign key is checked at the end of the statement.
+ * Stores a quote and the session it backs in one statement (one round trip): data-modifying CTEs insert the
+ * quote (and its snapshot unless `isStored` knows it), and the session's foreign key is checked at the end of
+ * the statement. Returns the ids of the snapshots it wrote or found.
  */
 export async function insertQuoteWithSession(
   db: Kysely<Database>,
-  quote: NewQuoteRow,
-  session: NewSessionRow,
-  snapshot: { id: string; body: string } | null,
-): Promise<void> {
-  const withQuote = db.with('quote', (qb) => qb.insertInto('quotes').values(quote).returning('id'))
-  if (!snapshot) {
-    await withQuote.insertInto('sessions').values(session).execute()
-    return
+  quote: Quote,
+  session: Session,
+  isStored: (snapshotId: string) => boolean,
+): Promise<string[]> {
+  const { rows, snapshots } = quoteRows([quote], isStored)
+  const withQuote = db.with('quote', (qb) => qb.insertInto('quotes').values(rows))
+  if (snapshots.length === 0) {
+    await withQuote.insertInto('sessions').values(sessionToRow(session)).execute()
+  } else {
+    await withQuote
+      .with('snapshot', (qb) =>
+        qb
+          .insertInto('quote_snapshots')
+          .values(snapshots)
+          .onConflict((oc) => oc.column('id').doNothing()),
+      )
+      .insertInto('sessions')
+      .values(sessionToRow(session))
+      .execute()
   }
-  await withQuote
-    .with('snapshot', (qb) =>
-      qb
-        .insertInto('quote_snapshots')
-        .values({ id: snapshot.id, body: snapshot.body })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .returning('id'),
-    )
-    .insertInto('sessions')
-    .values(session)
-    .execute()
+  return snapshots.map((s) => s.id)
 }
 
 /** A session with its quote, in one query. */
-export async function findSessionWithQuote(
-  db: Kysely<Database>,
-  id: string,
-): Promise<{ session: SessionRow; quote: QuoteRow; snapshot: QuoteSnapshotBody | null } | undefined> {
+export async function findSessionWithQuote(db: Kysely<Database>, id: string): Promise<{ session: Session; quote: Quote } | undefined> {
   const row = await db
     .selectFrom('sessions')
     .innerJoin('quotes', 'quotes.id', 'sessions.quote_id')
@@ -65,28 +104,20 @@ export async function findSessionWithQuote(
     .executeTakeFirst()
   if (!row) return undefined
   return {
-    session: {
-      id: row.id,
-      organisation_id: row.organisation_id,
-      quote_id: row.quote_id,
-      kind: row.kind,
-      sdk_variant: row.sdk_variant,
-      impact_type: row.impact_type,
-      client_secret_hash: row.client_secret_hash,
-      expires_at: row.expires_at,
-      created_at: row.created_at,
-    },
-    quote: {
-      id: row.quote_id,
-      organisation_id: row.quote_organisation_id,
-      impact_type: row.quote_impact_type,
-      currency_code: row.quote_currency_code,
-      tax_liability: row.quote_tax_liability,
-      request: row.quote_request,
-      locked: row.quote_locked,
-      snapshot_id: row.quote_snapshot_id,
-      created_at: row.quote_created_at,
-    },
-    snapshot: row.snapshot,
+    session: sessionFromRow(row),
+    quote: quoteFromRow(
+      {
+        id: row.quote_id,
+        organisation_id: row.quote_organisation_id,
+        impact_type: row.quote_impact_type,
+        currency_code: row.quote_currency_code,
+        tax_liability: row.quote_tax_liability,
+        request: row.quote_request,
+        locked: row.quote_locked,
+        snapshot_id: row.quote_snapshot_id,
+        created_at: row.quote_created_at,
+      },
+      row.snapshot,
+    ),
   }
 }

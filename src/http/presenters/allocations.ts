@@ -1,15 +1,10 @@
-// Allocation → its exact wire body (spec 2.7 + quoteId, createdAt; reversals add reversalId). The
-// string is stored with the allocation and replayed byte for byte.
-import type { PresentableAllocation } from '../../services/allocations.js'
+// Allocation (or reversal) → wire (docs/api-contract.md, "Funds allocations"). Deterministic: a replay or a
+// read of the same stored allocation serialises to exactly the bytes of the original 201.
+import type { AllocationEntryAmounts } from '../../domain/types.js'
+import type { AllocationView } from '../../services/allocations.js'
+import type { AllocationResponse } from '../schemas/allocations.js'
 
-const amounts = (e: {
-  impactAmount: string
-  impactSalesTaxAmount: string
-  impactSalesTaxRate: string
-  serviceFeeAmount: string
-  serviceFeeSalesTaxAmount: string
-  serviceFeeSalesTaxRate: string
-}) => ({
+const amounts = (e: AllocationEntryAmounts) => ({
   impactAmount: Number(e.impactAmount),
   impactSalesTaxAmount: Number(e.impactSalesTaxAmount),
   impactSalesTaxRate: Number(e.impactSalesTaxRate),
@@ -18,8 +13,8 @@ const amounts = (e: {
   serviceFeeSalesTaxRate: Number(e.serviceFeeSalesTaxRate),
 })
 
-export function presentAllocation(a: PresentableAllocation): string {
-  return JSON.stringify({
+export function presentAllocation(a: AllocationView): AllocationResponse {
+  return {
     fundsAllocationId: a.id,
     ...(a.reversalId ? { reversalId: a.reversalId } : {}),
     quoteId: a.quoteId,
@@ -28,5 +23,5 @@ export function presentAllocation(a: PresentableAllocation): string {
     contributions: a.split.contributions.map((e) => ({ impactPartnerId: e.impactPartnerId, ...amounts(e) })),
     taxLiability: a.taxLiability,
     createdAt: a.createdAt.toISOString(),
-  })
+  }
 }

@@ -1,21 +1,17 @@
-// Stored quote → wire JSON (spec 2.2). Deterministic: GET returns exactly what creation returned.
-import type { Static } from '@sinclair/typebox'
+// Stored quote → wire (docs/api-contract.md, "Quotes"). Deterministic: GET returns exactly what creation
+// returned, because both present the same stored quote.
+import type { Quote } from '../../db/repositories/quotes.js'
 import { describeEquivalents, resolveLocale } from '../../domain/equivalents.js'
-import { displayRatesOf } from '../../domain/pricing.js'
-import type { EffectiveRates, LockedQuote, PartnerImages, QuotedProject, SectionTaxRates } from '../../domain/types.js'
-import type { StoredQuote } from '../../services/quotes.js'
-import type { CarbonQuoteSchema, NatureQuoteSchema, QuoteProjectSchema } from '../quote-schemas.js'
+import { displayRatesOf, partnerRatesOf } from '../../domain/pricing.js'
+import type { EffectiveRates, LockedQuote, PartnerImages, QuotedProject } from '../../domain/types.js'
+import type { CarbonQuoteBody, NatureQuoteBody, QuoteProjectBody } from '../schemas/quotes.js'
 
-type WireRates = { impact: number; impactTax: number; serviceFee: number; serviceFeeTax: number }
-
-const toNumbers = (rates: EffectiveRates): WireRates => ({
+const wireRates = (rates: EffectiveRates) => ({
   impact: Number(rates.impact),
   impactTax: Number(rates.impactTax),
   serviceFee: Number(rates.serviceFee),
   serviceFeeTax: Number(rates.serviceFeeTax),
 })
-
-export const wireRates = (taxRates: SectionTaxRates): WireRates => toNumbers(displayRatesOf(taxRates))
 
 const wireImages = (images: PartnerImages) => ({
   ...(images.logos ? { logos: images.logos.map((i) => ({ ...i })) } : {}),
@@ -23,7 +19,7 @@ const wireImages = (images: PartnerImages) => ({
   ...(images.backgrounds ? { backgrounds: images.backgrounds.map((i) => ({ ...i })) } : {}),
 })
 
-export function wirePartners(locked: LockedQuote, ids: readonly string[]) {
+function wirePartners(locked: LockedQuote, ids: readonly string[]) {
   const byId = new Map(locked.partners.map((p) => [p.id, p]))
   return ids.flatMap((id) => {
     const partner = byId.get(id)
@@ -33,40 +29,29 @@ export function wirePartners(locked: LockedQuote, ids: readonly string[]) {
   })
 }
 
-export const wireEquivalents = (locked: Pick<LockedQuote, 'equivalents'>) =>
-  locked.equivalents.map((e) => ({ key: e.key, value: e.value, description: e.description }))
+const wireEquivalents = (equivalents: LockedQuote['equivalents']) =>
+  equivalents.map((e) => ({ key: e.key, value: e.value, description: e.description }))
 
-export type CarbonQuoteBody = Static<typeof CarbonQuoteSchema>
-export type NatureQuoteBody = Static<typeof NatureQuoteSchema>
+interface PresentOptions {
+  includeImpactPartnerDetails: boolean
+  includeImpactPartnerRates: boolean
+}
 
-export function presentQuote(quote: StoredQuote): CarbonQuoteBody | NatureQuoteBody {
+export function presentQuote(quote: Quote, options: PresentOptions = quote.request.responseOptions): CarbonQuoteBody | NatureQuoteBody {
   const { locked } = quote
-  const { includeImpactPartnerDetails, includeImpactPartnerRates } = quote.request.responseOptions
-  const contributionRates = wireRates(locked.contribution.taxRates)
+  const { includeImpactPartnerDetails, includeImpactPartnerRates } = options
   const contribution = {
-    effectiveRates: contributionRates,
+    effectiveRates: wireRates(displayRatesOf(locked.contribution.taxRates)),
     ...(includeImpactPartnerDetails ? { impactPartners: wirePartners(locked, locked.contribution.impactPartnerIds) } : {}),
   }
-  const creditsRates = locked.credits ? wireRates(locked.credits.taxRates) : undefined
-  const partnerRates = includeImpactPartnerRates
-    ? {
-        partnerRates: {
-          // Every partner of a section shares the section's rates (domain partnerRatesOf).
-          credits: (locked.credits?.impactPartnerIds ?? []).map((partnerId) => ({ partnerId, rates: creditsRates ?? contributionRates })),
-          contribution: locked.contribution.impactPartnerIds.map((partnerId) => ({ partnerId, rates: contributionRates })),
-        },
-      }
-    : {}
+  const partnerRates = includeImpactPartnerRates ? { partnerRates: partnerRatesOnWire(locked) } : {}
   const header = { quoteId: quote.id, currencyCode: quote.currencyCode, createdAt: quote.createdAt.toISOString() }
-  if (locked.footprint.kind === 'nature' || !locked.credits || !creditsRates) {
+  const equivalents = wireEquivalents(locked.equivalents)
+  if (locked.footprint.kind === 'nature' || !locked.credits) {
     const area = locked.footprint.kind === 'nature' ? locked.footprint : { areaSquareMetres: '0', areaSquareFeet: '0' }
     return {
       ...header,
-      footprint: {
-        areaSquareMetres: Number(area.areaSquareMetres),
-        areaSquareFeet: Number(area.areaSquareFeet),
-        equivalents: wireEquivalents(locked),
-      },
+      footprint: { areaSquareMetres: Number(area.areaSquareMetres), areaSquareFeet: Number(area.areaSquareFeet), equivalents },
       contribution,
       ...partnerRates,
     }
@@ -74,11 +59,7 @@ export function presentQuote(quote: StoredQuote): CarbonQuoteBody | NatureQuoteB
   const { credits } = locked
   return {
     ...header,
-    footprint: {
-      co2eGrams: Number(locked.footprint.co2eGrams),
-      co2eOunces: Number(locked.footprint.co2eOunces),
-      equivalents: wireEquivalents(locked),
-    },
+    footprint: { co2eGrams: Number(locked.footprint.co2eGrams), co2eOunces: Number(locked.footprint.co2eOunces), equivalents },
     credits: {
       amounts: {
         total: Number(credits.amounts.total),
@@ -87,7 +68,7 @@ export function presentQuote(quote: StoredQuote): CarbonQuoteBody | NatureQuoteB
         serviceFee: Number(credits.amounts.serviceFee),
         serviceFeeTax: Number(credits.amounts.serviceFeeTax),
       },
-      effectiveRates: creditsRates,
+      effectiveRates: wireRates(displayRatesOf(credits.taxRates)),
       unit: { description: credits.unit.description, price: Number(credits.unit.price) },
       consumerLocationMatchAccuracy: credits.consumerLocationMatchAccuracy,
       ...(includeImpactPartnerDetails ? { impactPartners: wirePartners(locked, credits.impactPartnerIds) } : {}),
@@ -97,7 +78,27 @@ export function presentQuote(quote: StoredQuote): CarbonQuoteBody | NatureQuoteB
   }
 }
 
-export function presentQuoteProjects(currencyCode: string, projects: readonly QuotedProject[]): Static<typeof QuoteProjectSchema>[] {
+function partnerRatesOnWire(locked: LockedQuote) {
+  const rates = partnerRatesOf(locked)
+  return {
+    credits: rates.credits.map((r) => ({ partnerId: r.partnerId, rates: wireRates(r.rates) })),
+    contribution: rates.contribution.map((r) => ({ partnerId: r.partnerId, rates: wireRates(r.rates) })),
+  }
+}
+
+export function presentCarbonQuote(quote: Quote): CarbonQuoteBody {
+  const body = presentQuote(quote)
+  if (!('credits' in body)) throw new Error(`quote ${quote.id} is not a carbon quote`)
+  return body
+}
+
+export function presentNatureQuote(quote: Quote): NatureQuoteBody {
+  const body = presentQuote(quote)
+  if ('credits' in body) throw new Error(`quote ${quote.id} is not a nature quote`)
+  return body
+}
+
+export function presentQuoteProjects(currencyCode: string, projects: readonly QuotedProject[]): QuoteProjectBody[] {
   return projects.map((p) => ({
     id: p.id,
     impactPartnerId: p.impactPartnerId,
@@ -110,31 +111,15 @@ export function presentQuoteProjects(currencyCode: string, projects: readonly Qu
   }))
 }
 
-export function presentCarbonQuote(quote: StoredQuote): CarbonQuoteBody {
-  const body = presentQuote(quote)
-  if (!('credits' in body)) throw new Error(`quote ${quote.id} is not a carbon quote`)
-  return body
-}
-
-export function presentNatureQuote(quote: StoredQuote): NatureQuoteBody {
-  const body = presentQuote(quote)
-  if ('credits' in body) throw new Error(`quote ${quote.id} is not a nature quote`)
-  return body
-}
-
 /**
  * A quote as a frontend SDK renders it (sessions): impact partners always included, no partnerRates,
  * equivalents re-localised for `requestedLocale` (after fallback) or else in the quote's own locale.
  */
-export function presentSdkQuote(quote: StoredQuote, requestedLocale: string | undefined) {
-  const body = presentQuote({
-    ...quote,
-    request: { ...quote.request, responseOptions: { includeImpactPartnerDetails: true, includeImpactPartnerRates: false } },
-  })
+export function presentSdkQuote(quote: Quote, requestedLocale: string | undefined) {
+  const body = presentQuote(quote, { includeImpactPartnerDetails: true, includeImpactPartnerRates: false })
   const { locked } = quote
   const locale = requestedLocale === undefined ? locked.locale : resolveLocale(requestedLocale)
-  const equivalents =
-    locale === locked.locale ? body.footprint.equivalents : wireEquivalents({ equivalents: describeEquivalents(locked.footprint, locale) })
+  const equivalents = locale === locked.locale ? body.footprint.equivalents : wireEquivalents(describeEquivalents(locked.footprint, locale))
   const contribution = { effectiveRates: body.contribution.effectiveRates, impactPartners: body.contribution.impactPartners ?? [] }
   if ('credits' in body) {
     return {

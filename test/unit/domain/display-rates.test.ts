@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { Decimal } from '../../../src/domain/money.js'
-import { displayRatesOf, effectiveRatesOf } from '../../../src/domain/pricing.js'
+import { displayRatesOf } from '../../../src/domain/pricing.js'
+import { exactRatesOf } from './fixtures.js'
 import type { EffectiveRates, SectionTaxRates } from '../../../src/domain/types.js'
 
 const sum = (r: EffectiveRates) => new Decimal(r.impact).plus(r.impactTax).plus(r.serviceFee).plus(r.serviceFeeTax)
@@ -34,7 +35,7 @@ describe('displayRatesOf', () => {
       fc.property(rate, rate, rate, (impactTax, serviceFee, serviceFeeTax) => {
         const rates: SectionTaxRates = { impactTax, serviceFee, serviceFeeTax }
         const shown = displayRatesOf(rates)
-        const exact = effectiveRatesOf(rates)
+        const exact = exactRatesOf(rates)
         expect(sum(shown).toString()).toBe('1')
         for (const key of ['impact', 'impactTax', 'serviceFee', 'serviceFeeTax'] as const) {
           expect(new Decimal(shown[key]).minus(exact[key]).abs().lessThan('1e-10')).toBe(true)

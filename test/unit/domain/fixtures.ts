@@ -1,5 +1,5 @@
 // Shared builders for the domain tests: a small catalogue and quote inputs with sensible defaults.
-import type { CreditProject, ImpactPartner } from '../../../src/domain/types.js'
+import type { CreditProject, ImpactPartner, SectionTaxRates } from '../../../src/domain/types.js'
 import type { QuoteInput, ReferenceData } from '../../../src/domain/pricing.js'
 import { DEFAULT_EMISSION_FACTORS } from '../../../src/domain/data/emission-factors.js'
 import { REFERENCE_FX_RATES } from '../../../src/domain/fx.js'
@@ -73,4 +73,18 @@ export function sum(values: readonly string[]): string {
 /** Replaces the no-break spaces Intl uses (U+00A0, U+202F) with plain spaces. */
 export function plainSpaces(text: string): string {
   return text.replace(/[\u00a0\u202f]/g, ' ')
+}
+
+/**
+ * Reference oracle: the exact effective rates of a section, [1, ti, f, f·tf] / D with D = 1 + ti + f·(1 + tf), at
+ * the Decimal's 50 significant digits. The service shows rounded rates (displayRatesOf); tests compare them to these.
+ */
+export function exactRatesOf(rates: SectionTaxRates): Record<'impact' | 'impactTax' | 'serviceFee' | 'serviceFeeTax', Decimal> {
+  const gross = new Decimal(1).plus(rates.impactTax).plus(new Decimal(rates.serviceFee).times(new Decimal(1).plus(rates.serviceFeeTax)))
+  return {
+    impact: new Decimal(1).div(gross),
+    impactTax: new Decimal(rates.impactTax).div(gross),
+    serviceFee: new Decimal(rates.serviceFee).div(gross),
+    serviceFeeTax: new Decimal(rates.serviceFee).times(rates.serviceFeeTax).div(gross),
+  }
 }

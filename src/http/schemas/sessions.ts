@@ -1,6 +1,5 @@
-// Wire schemas of post-purchase and checkout sessions (spec 2.4, 2.5; DESIGN.md §7).
-import { Type, type TSchema } from '@sinclair/typebox'
-import type { Config } from '../config.js'
+// Wire schemas of post-purchase and checkout sessions (docs/api-contract.md, "Sessions").
+import { Type, type Static } from '@sinclair/typebox'
 import {
   CarbonFootprintSchema,
   ConsumerSchema,
@@ -11,14 +10,9 @@ import {
   NatureFootprintSchema,
   orderItemsSchema,
   transactionSchema,
-} from './quote-schemas.js'
-import { UuidSchema } from './schemas.js'
-
-const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
-
-// Enums rather than unions of literals: one clear validation error ("must be equal to one of the allowed values").
-const stringEnum = <T extends string>(values: readonly T[], description: string) =>
-  Type.Unsafe<T>({ type: 'string', enum: [...values], description })
+  type AmountLimits,
+} from './quotes.js'
+import { nullable, stringEnum, UuidSchema } from './common.js'
 
 export const SdkVariantSchema = stringEnum(
   ['embedded', 'takeover'] as const,
@@ -29,15 +23,15 @@ const ImpactTypeSchema = stringEnum(['carbon', 'nature'] as const, 'Defaults to 
 
 const LocaleSchema = Type.String({ minLength: 1, maxLength: 35, description: 'BCP 47 tag; unsupported locales fall back to en-GB' })
 
-const sessionFields = (config: Config) => ({
+const sessionFields = (limits: AmountLimits) => ({
   organisationId: UuidSchema,
   impactType: Type.Optional(ImpactTypeSchema),
   locale: Type.Optional({ ...LocaleSchema, description: "Localises the stored quote's equivalents; defaults to en-GB" }),
   consumer: ConsumerSchema,
   merchant: Type.Optional(nullable(MerchantSchema)),
-  transaction: transactionSchema(config),
-  orderItems: Type.Optional(nullable(orderItemsSchema(config))),
-  // Flat here, unlike the quote request's projectFilters.credits (spec 2.4).
+  transaction: transactionSchema(limits),
+  orderItems: Type.Optional(nullable(orderItemsSchema(limits))),
+  // Flat here, unlike the quote request's projectFilters.credits (as the contract has it).
   projectFilters: Type.Optional(
     nullable(
       Type.Object(
@@ -52,16 +46,16 @@ const sessionFields = (config: Config) => ({
   ),
 })
 
-export const postPurchaseSessionBodySchema = (config: Config) =>
+export const postPurchaseSessionBodySchema = (limits: AmountLimits) =>
   Type.Object(
     {
       sdkVariant: SdkVariantSchema,
-      ...sessionFields(config),
+      ...sessionFields(limits),
     },
     { additionalProperties: false },
   )
 
-export const checkoutSessionBodySchema = (config: Config) => Type.Object(sessionFields(config), { additionalProperties: false })
+export const checkoutSessionBodySchema = (limits: AmountLimits) => Type.Object(sessionFields(limits), { additionalProperties: false })
 
 export const CreatedSessionSchema = Type.Object(
   {
@@ -118,3 +112,6 @@ export const SdkNatureSessionSchema = Type.Object(
 )
 
 export const SdkSessionSchema = Type.Union([SdkCarbonSessionSchema, SdkNatureSessionSchema])
+
+export type CreatedSessionBody = Static<typeof CreatedSessionSchema>
+export type SdkSessionBody = Static<typeof SdkSessionSchema>

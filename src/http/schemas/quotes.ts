@@ -1,7 +1,9 @@
-// Wire schemas of quotes (spec 2.1–2.3), shared with the session routes that create quotes.
-import { Type, type TSchema } from '@sinclair/typebox'
-import type { Config } from '../config.js'
-import { CountryCodeSchema, CurrencyCodeSchema, MccSchema, optionalText, text, UuidSchema } from './schemas.js'
+// Wire schemas of quotes (docs/api-contract.md, "Quotes"), shared with the session routes that create quotes.
+import { Type, type Static } from '@sinclair/typebox'
+import type { QuoteRequestRecord } from '../../db/database.js'
+import { DEFAULT_LOCALE } from '../../domain/equivalents.js'
+import type { ErrorCode } from '../errors.js'
+import { CountryCodeSchema, CurrencyCodeSchema, MccSchema, nullable, optionalText, text, UuidSchema } from './common.js'
 
 /** The real service's documented florist purchase, used as the OpenAPI example of every quote-creating request. */
 export const FLORIST_EXAMPLE = {
@@ -25,8 +27,6 @@ export const FLORIST_EXAMPLE = {
     },
   ],
 }
-
-const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
 export const ConsumerSchema = Type.Object(
   {
@@ -59,16 +59,21 @@ export const MerchantSchema = Type.Object(
   { additionalProperties: false, description: 'Required when the organisation has no MCC set at organisation level' },
 )
 
-export const transactionSchema = (config: Config) =>
+/** Bounds that come from configuration. */
+export interface AmountLimits {
+  amountMax: number
+}
+
+export const transactionSchema = (limits: AmountLimits) =>
   Type.Object(
     {
-      amount: Type.Number({ exclusiveMinimum: 0, maximum: config.AMOUNT_MAX, description: "At most the currency's minor-unit decimals" }),
+      amount: Type.Number({ exclusiveMinimum: 0, maximum: limits.amountMax, description: "At most the currency's minor-unit decimals" }),
       currencyCode: CurrencyCodeSchema,
     },
     { additionalProperties: false },
   )
 
-export const orderItemsSchema = (config: Config) =>
+export const orderItemsSchema = (limits: AmountLimits) =>
   Type.Array(
     Type.Object(
       {
@@ -80,7 +85,7 @@ export const orderItemsSchema = (config: Config) =>
         unitPrice: Type.Optional(
           Type.Object(
             {
-              value: Type.Number({ minimum: 0, maximum: config.AMOUNT_MAX }),
+              value: Type.Number({ minimum: 0, maximum: limits.amountMax }),
               currencyCode: CurrencyCodeSchema,
             },
             { additionalProperties: false },
@@ -100,15 +105,15 @@ const ResponseOptionsSchema = Type.Object(
   { additionalProperties: false },
 )
 
-export const quoteBodySchema = (config: Config) =>
+export const quoteBodySchema = (limits: AmountLimits) =>
   Type.Object(
     {
       organisationId: UuidSchema,
       locale: Type.String({ minLength: 1, maxLength: 35, description: 'BCP 47 tag; unsupported locales fall back to en-GB' }),
       consumer: ConsumerSchema,
       merchant: Type.Optional(nullable(MerchantSchema)),
-      transaction: transactionSchema(config),
-      orderItems: Type.Optional(nullable(orderItemsSchema(config))),
+      transaction: transactionSchema(limits),
+      orderItems: Type.Optional(nullable(orderItemsSchema(limits))),
       projectFilters: Type.Optional(
         nullable(
           Type.Object(
@@ -132,6 +137,41 @@ export const quoteBodySchema = (config: Config) =>
     },
     { additionalProperties: false },
   )
+
+export type QuoteBody = Static<ReturnType<typeof quoteBodySchema>>
+
+/** The fields every quote-creating request shares (quotes and sessions). */
+type QuoteFields = Pick<QuoteBody, 'organisationId' | 'consumer' | 'merchant' | 'transaction' | 'orderItems'> & {
+  locale?: string | undefined
+}
+
+/**
+ * A quote-creating request body → the quote request a service prices and stores: optional objects resolved,
+ * defaults explicit. Quotes and sessions differ only in where the location filter sits and in responseOptions.
+ */
+export function toQuoteRequest(
+  body: QuoteFields,
+  options: {
+    origin: QuoteRequestRecord['origin']
+    matchConsumerLocation: boolean | undefined
+    responseOptions?: { includeImpactPartnerDetails?: boolean | undefined; includeImpactPartnerRates?: boolean | undefined } | null
+  },
+): QuoteRequestRecord {
+  return {
+    organisationId: body.organisationId,
+    locale: body.locale ?? DEFAULT_LOCALE,
+    consumer: body.consumer,
+    merchant: body.merchant ?? null,
+    transaction: body.transaction,
+    orderItems: body.orderItems ?? null,
+    matchConsumerLocation: options.matchConsumerLocation ?? false,
+    responseOptions: {
+      includeImpactPartnerDetails: options.responseOptions?.includeImpactPartnerDetails ?? false,
+      includeImpactPartnerRates: options.responseOptions?.includeImpactPartnerRates ?? false,
+    },
+    origin: options.origin,
+  }
+}
 
 const RatesSchema = Type.Object(
   {
@@ -231,3 +271,24 @@ export const QuoteProjectSchema = Type.Object(
   },
   { title: 'QuoteProject' },
 )
+
+export type CarbonQuoteBody = Static<typeof CarbonQuoteSchema>
+export type NatureQuoteBody = Static<typeof NatureQuoteSchema>
+export type QuoteProjectBody = Static<typeof QuoteProjectSchema>
+
+/** The errors of every quote-creating route (quotes and sessions). */
+export const QUOTE_CREATION_ERRORS = [
+  'BAD_REQUEST',
+  'UNSUPPORTED_CURRENCY',
+  'UNKNOWN_COUNTRY',
+  'INVALID_MCC',
+  'AMOUNT_PRECISION',
+  'AMOUNT_OUT_OF_RANGE',
+  'MCC_REQUIRED',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'REQUEST_ENTITY_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'NO_CREDIT_PROJECTS',
+] as const satisfies readonly ErrorCode[]

@@ -1,0 +1,68 @@
+// Wire primitives shared by every resource's schemas, and the error responses of routes.
+import { Type, type TSchema } from '@sinclair/typebox'
+import { ERROR_CODES, type ErrorCode } from '../errors.js'
+
+export const UuidSchema = Type.String({ format: 'uuid', description: 'UUID' })
+export const CountryCodeSchema = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 3166-1 alpha-3, upper case' })
+export const CurrencyCodeSchema = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, upper case' })
+export const MccSchema = Type.String({ pattern: '^[0-9]{4}$', description: 'Merchant Category Code, 4 digits' })
+
+export const text = (maxLength: number, description?: string) =>
+  Type.String({ minLength: 1, maxLength, ...(description ? { description } : {}) })
+export const optionalText = (maxLength: number) => Type.Optional(Type.String({ maxLength }))
+
+export const AddressSchema = Type.Object(
+  {
+    line1: text(200),
+    line2: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+    line3: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+    city: text(100),
+    postalCode: text(20),
+    state: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
+    countryCode: CountryCodeSchema,
+  },
+  { additionalProperties: false },
+)
+
+export const IdParamsSchema = Type.Object({ id: UuidSchema }, { additionalProperties: false })
+
+/** A field that may also be sent as null (treated as absent). */
+export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+
+/** A string enum: one clear validation error ("must be equal to one of the allowed values") rather than a union's. */
+export const stringEnum = <T extends string>(values: readonly T[], description: string) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], description })
+
+export const ErrorBodySchema = Type.Object(
+  {
+    error: Type.String({ description: 'Lowercase human-readable sentence' }),
+    code: Type.String({ description: 'Stable UPPER_SNAKE code (see the error code table)' }),
+    details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+    requestId: Type.String(),
+  },
+  { $id: 'Error', title: 'Error' },
+)
+
+/** Every route can answer these: rate limit, an unexpected error, and 503 while the database is unavailable or the server shuts down. */
+const ALWAYS: readonly ErrorCode[] = ['TOO_MANY_REQUESTS', 'INTERNAL_SERVER_ERROR', 'SERVICE_UNAVAILABLE']
+
+/**
+ * Response schemas for the error codes a route can answer, grouped by status, all in the one error shape.
+ * Each status's description lists its codes and when they happen (from ERROR_CODES).
+ */
+export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
+  const byStatus = new Map<number, ErrorCode[]>()
+  for (const code of [...codes, ...ALWAYS]) {
+    const { status } = ERROR_CODES[code]
+    const list = byStatus.get(status) ?? []
+    if (!list.includes(code)) list.push(code)
+    byStatus.set(status, list)
+  }
+  const out: Record<number, TSchema> = {}
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    out[status] = { ...ErrorBodySchema, description: list.map((code) => `\`${code}\`: ${ERROR_CODES[code].when}`).join('; ') }
+  }
+  return out
+}
+
+export const bearerSecurity = [{ bearerAuth: [] }]

@@ -1,5 +1,0 @@
-import type { AppContext } from '../context.js'
-
-export interface RouteOptions {
-  ctx: AppContext
-}

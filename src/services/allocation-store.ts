@@ -1,0 +1,55 @@
+// Where allocations are kept. Concurrent Idempotency-Key lookups share one query, and concurrent inserts
+// (those without a tax receipt) share one multi-row INSERT; every caller is answered only after the
+// statement holding its item has completed, so nothing is acknowledged before it is committed.
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+import {
+  findAllocationById,
+  findAllocationsByKeys,
+  insertAllocations,
+  insertAllocationWithReceipt,
+  insertReversal,
+  type Allocation,
+  type NewTaxReceipt,
+  type Reversal,
+} from '../db/repositories/allocations.js'
+import { Batcher } from './batcher.js'
+
+export interface IdempotencyKeyRef {
+  organisationId: string
+  idempotencyKey: string
+}
+
+export class AllocationStore {
+  private readonly keys: Batcher<IdempotencyKeyRef, Allocation | undefined>
+  private readonly writer: Batcher<Allocation, boolean>
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.keys = new Batcher((refs) => findAllocationsByKeys(this.db, refs))
+    this.writer = new Batcher((allocations) => insertAllocations(this.db, allocations))
+  }
+
+  /** The allocation an organisation made with this Idempotency-Key, if any. */
+  findByKey(ref: IdempotencyKeyRef): Promise<Allocation | undefined> {
+    return this.keys.submit(ref)
+  }
+
+  /** Writes the allocation (and its receipt, in the same statement); false when the key was already used. */
+  insert(allocation: Allocation, receipt: NewTaxReceipt | null): Promise<boolean> {
+    return receipt ? insertAllocationWithReceipt(this.db, allocation, receipt) : this.writer.submit(allocation)
+  }
+
+  findById(id: string): Promise<Allocation | undefined> {
+    return findAllocationById(this.db, id)
+  }
+
+  /** Records the reversal unless the allocation already has one; true when this call recorded it. */
+  insertReversal(reversal: Reversal): Promise<boolean> {
+    return insertReversal(this.db, reversal)
+  }
+
+  /** Resolves once every lookup and insert submitted so far has settled. */
+  async drain(): Promise<void> {
+    await Promise.all([this.writer.drain(), this.keys.drain()])
+  }
+}

@@ -1,0 +1,56 @@
+// Where quotes are kept: concurrent inserts are coalesced into one statement, each catalogue snapshot is
+// written at most once per process, and recent quotes are served from memory (a stored quote never changes).
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+import { findQuoteById, insertQuotes, type Quote } from '../db/repositories/quotes.js'
+import { insertQuoteWithSession, type Session } from '../db/repositories/sessions.js'
+import { Batcher } from './batcher.js'
+import { createCache, type Cache } from './cache.js'
+
+export class QuoteStore {
+  private readonly recent: Cache<Quote>
+  /** Snapshot ids this process has seen committed; the others go with the next insert (ON CONFLICT DO NOTHING). */
+  private readonly storedSnapshots = createCache<true>({ max: 10_000 })
+  private readonly writer: Batcher<Quote>
+  private readonly isStored = (snapshotId: string): boolean => this.storedSnapshots.get(snapshotId) === true
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    cacheSize: number,
+  ) {
+    this.recent = createCache({ max: cacheSize })
+    this.writer = new Batcher(async (quotes) => {
+      this.remember(await insertQuotes(this.db, quotes, this.isStored))
+      return quotes.map((): void => undefined)
+    })
+  }
+
+  private remember(snapshotIds: readonly string[]): void {
+    for (const id of snapshotIds) this.storedSnapshots.set(id, true)
+  }
+
+  /** Resolves once the quote is committed. */
+  async save(quote: Quote): Promise<void> {
+    await this.writer.submit(quote)
+    this.recent.set(quote.id, quote)
+  }
+
+  /** The quote and the session it backs, in one statement. */
+  async saveWithSession(quote: Quote, session: Session): Promise<void> {
+    this.remember(await insertQuoteWithSession(this.db, quote, session, this.isStored))
+    this.recent.set(quote.id, quote)
+  }
+
+  async find(id: string): Promise<Quote | undefined> {
+    const cached = this.recent.get(id)
+    if (cached) return cached
+    const quote = await findQuoteById(this.db, id)
+    if (quote) this.recent.set(id, quote)
+    return quote
+  }
+
+  /** Resolves once every insert submitted so far has settled. */
+  drain(): Promise<void> {
+    return this.writer.drain()
+  }
+}
