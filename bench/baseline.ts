@@ -1,4 +1,4 @@
-// The least any implementation must do (DESIGN.md §10): a bare Fastify route that parses the JSON body
+// The least any implementation must do (docs/benchmarks in the README): a bare Fastify route that parses the JSON body
 // and INSERTs it as one jsonb row. Same pool size as the API. Started by bench/run.ts.
 import Fastify from 'fastify'
 import pg from 'pg'

@@ -26,9 +26,9 @@ export interface Scenario {
   /** Called per request: a fresh header set (e.g. a new Idempotency-Key). */
   perRequestHeaders?: () => Record<string, string>
   expectStatus: number
-  /** DESIGN.md §10 target: at least this × baseline req/s. */
+  /** Target: at least this × baseline req/s. */
   minRatio?: number
-  /** DESIGN.md §10: also run at half the measured rate and check p99 stays within this many ms. */
+  /** Also run at half the measured rate and check p99 stays within this many ms. */
   halfRateP99MaxMs?: number
 }
 
@@ -86,7 +86,7 @@ export const scenarios: Scenario[] = [
     halfRateP99MaxMs: 25,
   },
   {
-    // A quote and its session in one INSERT statement; no DESIGN.md target of its own.
+    // A quote and its session in one INSERT statement.
     name: 'POST /v3/post-purchase/sessions',
     target: 'api',
     method: 'POST',

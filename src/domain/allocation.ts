@@ -1,5 +1,5 @@
-// Splits an amount paid against a locked quote into the per-project and per-partner entries of spec
-// 2.7 (DESIGN.md §9), exactly: Σ entries = amount paid. Also the reversal of such a split.
+// Splits an amount paid against a locked quote into the per-project and per-partner entries of an
+// allocation (docs/pricing.md, "Allocating"), exactly: Σ entries = amount paid. Also the reversal of such a split.
 import type { AllocationEntryAmounts, AllocationSplit, ContributionAllocationEntry, CreditAllocationEntry, LockedQuote } from './types.js'
 import {
   Decimal,
@@ -62,7 +62,7 @@ function entryAmounts(
 }
 
 /**
- * Splits the amounts paid for a quote (DESIGN.md §9, spec 4.4), each in the quote currency:
+ * Splits the amounts paid for a quote (docs/pricing.md, "Allocating"), each in the quote currency:
  * - credits.amount → minor units (AMOUNT_PRECISION / AMOUNT_OUT_OF_RANGE at /credits/amount), split
  *   by [1, ti, f, f·tf], then each component across the quote's projects by their locked weights.
  *   `quantityTonnes` = impactAmount / project unitPrice, half-up to 6 dp ("0.000000" if the price
@@ -137,7 +137,7 @@ function negate(amount: string): string {
 }
 
 /**
- * The reversal of an allocation (DESIGN.md §9): the same entries in the same order with every
+ * The reversal of an allocation (docs/pricing.md, "Allocating"): the same entries in the same order with every
  * amount and quantity negated, rates unchanged, zero amounts unsigned. Σ of the reversal = −Σ of
  * the original exactly, and reversing twice gives the original back.
  */

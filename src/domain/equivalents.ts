@@ -1,4 +1,4 @@
-// Localised, ready-to-show equivalents of a footprint (DESIGN.md §6.2). Constants: domain-data.md §2.
+// Localised, ready-to-show equivalents of a footprint (docs/pricing.md, "Equivalents and locale"). Constants: data/SOURCES.md §5.
 import type { Equivalent, Footprint } from './types.js'
 import { DisplayDecimal as Decimal, roundHalfUp } from './money.js'
 import type { Decimal as MoneyDecimal } from './money.js'
@@ -9,7 +9,7 @@ export const DEFAULT_LOCALE = 'en-GB'
 
 /** EPA: 3.93e-4 t CO2e per mile by an average gasoline passenger vehicle. */
 export const CAR_GRAMS_PER_MILE = '393'
-/** 393 g/mile ÷ 1.609344 km/mile, as DESIGN.md §6.2 fixes it. */
+/** 393 g/mile ÷ 1.609344 km/mile, as docs/pricing.md fixes it. */
 export const CAR_GRAMS_PER_KM = '244.2'
 /** EPA: 1.24e-5 t CO2 per smartphone charged. */
 export const PHONE_GRAMS_PER_CHARGE = '12.4'
@@ -114,7 +114,7 @@ const BY_LANGUAGE: ReadonlyMap<string, string> = new Map(
 /**
  * The supported locale to use for a requested tag: the exact tag (case-insensitive, "_" accepted
  * for "-"), else the first supported locale of the same language ("de-AT" → "de-DE",
- * "en-AU" → "en-GB"), else "en-GB" (spec 4.1). Undefined or blank → "en-GB".
+ * "en-AU" → "en-GB"), else "en-GB" (the contract's fallback). Undefined or blank → "en-GB".
  */
 export function resolveLocale(requested: string | undefined): string {
   if (requested === undefined) return DEFAULT_LOCALE

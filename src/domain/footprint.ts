@@ -1,4 +1,4 @@
-// Spend-based footprint (DESIGN.md §6.1, §6.7): factor lookup by MCC and merchant country, FX to the
+// Spend-based footprint (docs/pricing.md, "Footprint"): factor lookup by MCC and merchant country, FX to the
 // factor's base currency, price-year adjustment, then grams/ounces (carbon) or m²/ft² (nature).
 import type { EmissionFactor, FxTable, Footprint, ImpactType, LockedQuote } from './types.js'
 import { Decimal, formatDecimal, roundHalfUp } from './money.js'
@@ -14,7 +14,7 @@ export const GRAMS_PER_OUNCE = '28.349523125'
 /** Exact: 1 m² = 1 / 0.3048² ft². */
 export const SQUARE_FEET_PER_SQUARE_METRE = '10.76391041670972'
 
-/** MCC range groups of DESIGN.md §6.1 and the representative MCC each one borrows its factor from. */
+/** MCC range groups (docs/pricing.md, "Footprint") and the representative MCC each one borrows its factor from. */
 export const MCC_RANGE_GROUPS: readonly { readonly from: number; readonly to: number; readonly mcc: number; readonly name: string }[] = [
   { from: 3000, to: 3299, mcc: 4511, name: 'airlines' },
   { from: 3351, to: 3441, mcc: 7512, name: 'car rental' },
@@ -22,7 +22,7 @@ export const MCC_RANGE_GROUPS: readonly { readonly from: number; readonly to: nu
 ]
 
 /**
- * US CPI-U annual averages (BLS CUUR0000SA0, M13), corroborated in domain-data.md §1.6. Quotes dated
+ * US CPI-U annual averages (BLS CUUR0000SA0, M13), corroborated in data/SOURCES.md §1.7. Quotes dated
  * after the last verified year use that year; before the first, the first.
  */
 export const US_CPI_U: Readonly<Record<number, string>> = {
@@ -85,7 +85,7 @@ export function parseMcc(mcc: string): number {
 }
 
 /**
- * Finds the factor for an MCC and merchant country (DESIGN.md §6.1), in this order:
+ * Finds the factor for an MCC and merchant country (docs/pricing.md, "Footprint"), in this order:
  * 1. `mcc-country`: a row of `kind` for the merchant's country (alpha-3) whose MCC span covers `mcc`;
  * 2. `mcc-world`: the same for region WORLD;
  * 3. `mcc-range`: for airlines 3000–3299, car rental 3351–3441 and hotels 3501–3999, steps 1–2 for

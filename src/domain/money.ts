@@ -1,5 +1,5 @@
 // Money arithmetic for the whole service: the configured Decimal, ISO 4217 minor units, rounding at
-// named points and the exact largest-remainder split (DESIGN.md §5). The only importer of decimal.js.
+// named points and the exact largest-remainder split (docs/pricing.md, "Money"). The only importer of decimal.js.
 import { Decimal as DecimalJs } from 'decimal.js'
 import currencyCodes from 'currency-codes'
 import { DomainError } from './errors.js'
@@ -127,7 +127,7 @@ export function formatRate(value: Decimal | string): string {
 
 /**
  * Splits `total` minor units into one part per weight so that the parts sum to `total` exactly
- * (DESIGN.md §5): each part is floor(total·wᵢ/Σw), then the leftover units go one each to the parts
+ * (docs/pricing.md, "Money"): each part is floor(total·wᵢ/Σw), then the leftover units go one each to the parts
  * with the largest remainders, ties to the lower index. Every part is within one minor unit of its
  * exact share, zero-weight parts get 0, and the result is deterministic.
  *

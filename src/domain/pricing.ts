@@ -1,4 +1,4 @@
-// Turns a purchase into a locked quote (DESIGN.md §6.5, §6.8): footprint, equivalents, tax, credits
+// Turns a purchase into a locked quote (docs/pricing.md): footprint, equivalents, tax, credits
 // total and its exact split, contribution rates and partners. Pure: the date and data are inputs.
 import type {
   ConsumerLocation,
@@ -272,7 +272,7 @@ function priceCredits(
 }
 
 /**
- * Prices a quote and returns everything a stored quote needs (DESIGN.md §6.8), as plain JSON data.
+ * Prices a quote and returns everything a stored quote needs (docs/pricing.md), as plain JSON data.
  *
  * Validation (DomainError, with JSON-pointer paths into the quote request): UNSUPPORTED_CURRENCY
  * (/transaction/currencyCode), UNKNOWN_COUNTRY (/consumer/countryCode,

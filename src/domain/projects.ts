@@ -1,4 +1,4 @@
-// Which credit projects and contribution partners a quote prices (DESIGN.md §6.3).
+// Which credit projects and contribution partners a quote prices (docs/pricing.md, "Projects and partners").
 import type { ConsumerLocation, CreditProject, ImpactPartner, LocationMatchAccuracy } from './types.js'
 import { Decimal } from './money.js'
 import { normaliseSubdivision, toAlpha2 } from './countries.js'

@@ -1,4 +1,4 @@
-// Tax rules of DESIGN.md §6.6: which rate applies to each line of a quote in a jurisdiction on a date.
+// Tax rules (docs/pricing.md, "Tax"): which rate applies to each line of a quote in a jurisdiction on a date.
 // Rates come from sales-tax's bundled JSON (read as data: its API is async, reads the clock and
 // computes with floats), corrected by our dated override table. Rates are proportions, as strings.
 import salesTaxRates from 'sales-tax/res/sales_tax_rates.json' with { type: 'json' }
@@ -162,7 +162,7 @@ function subdivisionRate(ruleSet: TaxRuleSet, country: string, state: string, da
   return override !== undefined ? new Decimal(override.rate) : rateOf(RATES[country]?.states?.[state], date)
 }
 
-/** The rule table of DESIGN.md §6.6 for one line, before line overrides. */
+/** The rule table (docs/pricing.md, "Tax") for one line, before line overrides. */
 function ruleRate(ruleSet: TaxRuleSet, line: TaxLine, jurisdiction: TaxJurisdiction, date: string): Decimal {
   const { country, state } = jurisdiction
   if (line === 'contributionImpact') return new Decimal(0)
@@ -187,7 +187,7 @@ export function taxRateFor(line: TaxLine, jurisdiction: TaxJurisdiction, date: s
 }
 
 /**
- * The tax jurisdiction of a quote (DESIGN.md §6.6): the consumer's country, plus the state/province
+ * The tax jurisdiction of a quote (docs/pricing.md, "Tax"): the consumer's country, plus the state/province
  * for the US and Canada. When a US/CA consumer gives no recognisable state, the merchant's state is
  * used if the merchant is in the same country (`basis: 'merchant'`); otherwise the state stays null
  * (US: no state tax on our lines anyway; CA: federal GST only). Countries are alpha-3 in, alpha-2 out.

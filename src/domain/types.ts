@@ -173,7 +173,7 @@ export interface TaxJurisdiction {
 
 /**
  * Everything a stored quote needs to reproduce its response and to allocate against it
- * without recomputation (DESIGN.md §6.8). Plain JSON data.
+ * without recomputation (docs/pricing.md). Plain JSON data.
  */
 export interface LockedQuote {
   readonly impactType: ImpactType
@@ -232,7 +232,7 @@ export interface LockedQuote {
   }[]
 }
 
-/** One line of an allocation (spec 2.7). Amounts are decimal strings in the quote currency. */
+/** One line of an allocation (docs/api-contract.md, "Funds allocations"). Amounts are decimal strings in the quote currency. */
 export interface AllocationEntryAmounts {
   readonly impactAmount: DecimalString
   readonly impactSalesTaxAmount: DecimalString

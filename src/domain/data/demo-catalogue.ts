@@ -1,4 +1,4 @@
-// ILLUSTRATIVE demo catalogue (DESIGN.md §6.3, domain-data.md §6.3): fictional partners and
+// ILLUSTRATIVE demo catalogue (data/SOURCES.md §7): fictional partners and
 // type-exemplar projects with indicative prices. Not live offerings; operators import their own.
 import type { CreditProject, ImpactPartner, PartnerImages } from '../types.js'
 
@@ -55,7 +55,7 @@ const project = (
 })
 
 /**
- * Demo credit projects: the types and countries of domain-data.md §6.3 with its indicative prices
+ * Demo credit projects: the types and countries listed in data/SOURCES.md §7 with its indicative prices
  * per tCO2e (USD, and GBP 23.30 for the UK woodland: the 2023 WCC volume-weighted average).
  */
 export const DEMO_CREDIT_PROJECTS: readonly CreditProject[] = [

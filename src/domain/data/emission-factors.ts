@@ -61,7 +61,7 @@ interface CarbonRow {
   readonly note?: string
 }
 
-// domain-data.md §1.4: MCC, greggles description, commodity proxy, USEEIO with margins, EXIOBASE GB/DE/FR.
+// data/SOURCES.md §1.3: MCC, greggles description, commodity proxy, USEEIO with margins, EXIOBASE GB/DE/FR.
 const CARBON_ROWS: readonly CarbonRow[] = [
   { mcc: 5411, description: 'Grocery Stores, Supermarkets', naics: '311999', useeio: '0.401', exiobase: RETAIL },
   { mcc: 5499, description: 'Misc. Food Stores - Convenience and Specialty', naics: '311999', useeio: '0.401', exiobase: RETAIL },
@@ -200,7 +200,7 @@ function natureFactor(mccFrom: number, mccTo: number, value: string, sector: str
 }
 
 /**
- * The default factor set: for each of the 41 common MCCs of domain-data.md §1.4, USEEIO v1.3 rows
+ * The default factor set: for each of the 41 common MCCs of data/SOURCES.md §1.3, USEEIO v1.3 rows
  * for USA and WORLD (kg CO2e per 2022 USD) and EXIOBASE/Memo Bank rows for GBR, DEU and FRA
  * (kg CO2e per 2019 EUR); default rows covering MCC 0–9999; and an illustrative nature set
  * (m² per 2019 EUR, WORLD). MCC range groups (airlines, car rental, hotels) carry no rows of their

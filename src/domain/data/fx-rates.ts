@@ -2,7 +2,7 @@
 import type { FxTable } from '../types.js'
 import { Decimal } from '../money.js'
 
-/** ECB euro foreign exchange reference rates of 2026-02-06 (domain-data.md §5.3). */
+/** ECB euro foreign exchange reference rates of 2026-02-06 (data/SOURCES.md §3). */
 const ECB_RATES_2026_02_06: Readonly<Record<string, string>> = {
   USD: '1.1794',
   JPY: '185.27',

@@ -14,7 +14,7 @@ const estimate = (input: Partial<FootprintInput> & Pick<FootprintInput, 'amount'
   )
 
 describe('DEFAULT_EMISSION_FACTORS', () => {
-  it('covers the 41 common MCCs of domain-data §1.4 for USA and WORLD (USEEIO) and GBR/DEU/FRA (EXIOBASE)', () => {
+  it('covers the 41 common MCCs of data/SOURCES.md §1.3 for USA and WORLD (USEEIO) and GBR/DEU/FRA (EXIOBASE)', () => {
     expect(DEFAULT_FACTOR_MCCS).toHaveLength(41)
     for (const mcc of DEFAULT_FACTOR_MCCS) {
       for (const region of ['USA', 'WORLD', 'GBR', 'DEU', 'FRA']) {
@@ -60,7 +60,7 @@ describe('DEFAULT_EMISSION_FACTORS', () => {
   })
 })
 
-describe('findFactor: lookup order of DESIGN.md §6.1', () => {
+describe('findFactor: lookup order of docs/pricing.md', () => {
   it.each([
     ['5992', 'GBR', 'exiobase-memobank-2019-5992-GBR', 'mcc-country'],
     ['5812', 'USA', 'useeio-1.3-5812-USA', 'mcc-country'],

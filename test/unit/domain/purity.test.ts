@@ -1,4 +1,4 @@
-// src/domain is pure (DESIGN.md §2): no framework, database, logging or Node I/O imports, no
+// src/domain is pure (docs/architecture.md): no framework, database, logging or Node I/O imports, no
 // environment, clock or randomness. ESLint enforces it too; this test keeps it true without lint.
 import { readFileSync, readdirSync } from 'node:fs'
 import { join, relative } from 'node:path'

@@ -58,7 +58,7 @@ describe('resolveJurisdiction', () => {
   })
 })
 
-describe('taxRatesFor (DESIGN.md §6.6)', () => {
+describe('taxRatesFor (docs/pricing.md, "Tax")', () => {
   it.each([
     // [case, jurisdiction, date, credit impact ti, service-fee tax tf]
     ['US, any state: 0 / 0 (state sales tax does not reach intangibles or the fee)', at('US', 'CA'), '2026-02-10', '0', '0'],
