@@ -497,6 +497,29 @@ describe('GET /funds/allocations/:id and reversal', () => {
   })
 
   it('keeps every allocation balanced to the minor unit', async () => {
+    // Its own data: awkward amounts (odd pence, 3-way splits, partner subsets) on both sections.
+    const created: string[] = []
+    for (const [credits, contribution, impactPartnerIds] of [
+      [0.01, 0.01, undefined],
+      [0.28, 1.0, undefined],
+      [9.99, 0.07, [DEMO_PARTNER_IDS.oceanCommons]],
+      [123.45, 77.77, undefined],
+      [0.02, 33.33, [DEMO_PARTNER_IDS.rewildTrust, DEMO_PARTNER_IDS.oceanCommons]],
+    ] as const) {
+      const res = await allocate(merchant.apiKey, {
+        organisationId: merchant.organisationId,
+        quoteId: gbpQuote,
+        credits: { amount: credits },
+        contribution: { amount: contribution, ...(impactPartnerIds ? { impactPartnerIds } : {}) },
+      })
+      expect(res.statusCode).toBe(201)
+      const body = res.json()
+      expect(entrySum(body.credits)).toBe(new Decimal(String(credits)).toString())
+      expect(entrySum(body.contributions)).toBe(new Decimal(String(contribution)).toString())
+      created.push(body.fundsAllocationId)
+    }
+    const stored = await t.db.selectFrom('allocations').select('id').where('id', 'in', created).execute()
+    expect(stored).toHaveLength(created.length)
     expect(await findUnbalancedAllocations(t.db)).toEqual([])
   })
 })

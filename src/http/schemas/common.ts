@@ -7,6 +7,9 @@ export const CountryCodeSchema = Type.String({ pattern: '^[A-Z]{3}$', descriptio
 export const CurrencyCodeSchema = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, upper case' })
 export const MccSchema = Type.String({ pattern: '^[0-9]{4}$', description: 'Merchant Category Code, 4 digits' })
 
+/** A field that may also be sent as null (treated as absent). */
+export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+
 export const text = (maxLength: number, description?: string) =>
   Type.String({ minLength: 1, maxLength, ...(description ? { description } : {}) })
 export const optionalText = (maxLength: number) => Type.Optional(Type.String({ maxLength }))
@@ -14,20 +17,17 @@ export const optionalText = (maxLength: number) => Type.Optional(Type.String({ m
 export const AddressSchema = Type.Object(
   {
     line1: text(200),
-    line2: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
-    line3: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+    line2: Type.Optional(nullable(Type.String({ maxLength: 200 }))),
+    line3: Type.Optional(nullable(Type.String({ maxLength: 200 }))),
     city: text(100),
     postalCode: text(20),
-    state: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
+    state: Type.Optional(nullable(Type.String({ maxLength: 100 }))),
     countryCode: CountryCodeSchema,
   },
   { additionalProperties: false },
 )
 
 export const IdParamsSchema = Type.Object({ id: UuidSchema }, { additionalProperties: false })
-
-/** A field that may also be sent as null (treated as absent). */
-export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
 /** A string enum: one clear validation error ("must be equal to one of the allowed values") rather than a union's. */
 export const stringEnum = <T extends string>(values: readonly T[], description: string) =>

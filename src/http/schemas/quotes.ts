@@ -265,7 +265,7 @@ export const QuoteProjectSchema = Type.Object(
     name: Type.String(),
     shortDescription: Type.String(),
     type: Type.String(),
-    location: Type.Object({ countryCode: Type.Union([Type.String(), Type.Null()]), state: Type.Union([Type.String(), Type.Null()]) }),
+    location: Type.Object({ countryCode: nullable(Type.String()), state: nullable(Type.String()) }),
     unit: Type.Object({ description: Type.String(), price: Type.Number(), currencyCode: Type.String() }),
     weight: Type.Number({ description: 'Share of every credits allocation locked in the quote (weights sum to 1)' }),
   },

@@ -82,7 +82,7 @@ const withPartners = { impactPartners: Type.Array(ImpactPartnerSchema) }
 const sdkSessionHeader = {
   sessionId: UuidSchema,
   kind: stringEnum(['post-purchase', 'checkout'] as const, 'Which endpoint created the session'),
-  sdkVariant: Type.Union([SdkVariantSchema, Type.Null()], { description: 'null for checkout sessions' }),
+  sdkVariant: { ...nullable(SdkVariantSchema), description: 'null for checkout sessions' },
   impactType: ImpactTypeSchema,
   expiresAt: Type.String({ format: 'date-time' }),
   quoteId: UuidSchema,
