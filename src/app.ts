@@ -1,7 +1,9 @@
 // buildApp: the Fastify application (plugins, error handling, routes) over a given database. Never listens.
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
+import ajvErrors from 'ajv-errors'
+import ajvKeywords from 'ajv-keywords'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -11,7 +13,8 @@ import type { Config } from './config.js'
 import type { DatabaseHandle } from './db/connect.js'
 import { AppError } from './errors.js'
 import { readBearerToken } from './http/auth.js'
-import { installErrorHandlers, type HttpErrorCode } from './http/errors.js'
+import { clientErrorHandler, frameworkErrors, installErrorHandlers, type HttpErrorCode } from './http/errors.js'
+import { installJsonBodyParser } from './http/json-body.js'
 import { loggerOptions } from './logger.js'
 import allocationRoutes from './routes/allocations.js'
 import healthRoutes from './routes/health.js'
@@ -32,6 +35,8 @@ export interface BuildAppOptions {
   /** Where logs go (tests capture them); stdout by default. */
   logStream?: DestinationStream
 }
+
+type AjvPlugins = NonNullable<NonNullable<FastifyServerOptions['ajv']>['plugins']>
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/
 
@@ -65,11 +70,20 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
     rewriteUrl: (req) => withoutVersionPrefix(req.url ?? '/'),
-    ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: true } },
+    ajv: {
+      customOptions: { allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: true },
+      // errorMessage: worded messages for patterns; transform: UUIDs lower-cased as they are validated. Both are
+      // CommonJS modules whose function is also their `default` export.
+      // (Their option types are narrower than Fastify's Plugin<unknown>, hence the cast.)
+      plugins: [ajvErrors.default, [ajvKeywords.default, ['transform']]] as AjvPlugins,
+    },
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // JSON only: anything else is 415, including text/plain, which Fastify would otherwise parse as a string.
   app.removeContentTypeParser('text/plain')
+  installJsonBodyParser(app)
   app.decorateRequest('bearerToken', undefined)
   app.decorateRequest('bearerTokenHash', undefined)
   app.decorateRequest('principal', undefined)
@@ -104,7 +118,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   await app.register(swagger, {
     openapi: {
-      openapi: '3.0.3',
+      openapi: '3.1.0',
       info: {
         title: 'Canopy API',
         version: '1.0.0',

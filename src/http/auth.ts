@@ -15,7 +15,8 @@ declare module 'fastify' {
   }
 }
 
-const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/
+// The scheme name is case-insensitive (RFC 7235).
+const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i
 
 /** Reads the bearer token (and its hash) of every request, before routing. */
 export const readBearerToken: onRequestHookHandler = async (request) => {

@@ -1,4 +1,7 @@
 // One error shape for every response, and one table from error code to HTTP status.
+import { randomUUID } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { DomainError, type DomainErrorCode } from '../domain/errors.js'
 import { AppError, type AppErrorCode, type ErrorDetail } from '../errors.js'
@@ -7,7 +10,10 @@ import { AppError, type AppErrorCode, type ErrorDetail } from '../errors.js'
 export type HttpErrorCode =
   | 'BAD_REQUEST'
   | 'SECRET_IN_QUERY'
+  | 'PARTIAL_REVERSAL_NOT_SUPPORTED'
+  | 'REQUEST_TIMEOUT'
   | 'REQUEST_ENTITY_TOO_LARGE'
+  | 'REQUEST_HEADER_FIELDS_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'TOO_MANY_REQUESTS'
   | 'SERVICE_UNAVAILABLE'
@@ -25,6 +31,7 @@ export const ERROR_CODES = {
     when: "the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed",
   },
   SECRET_IN_QUERY: { status: 400, when: 'a client secret was sent in the query string of a session read' },
+  PARTIAL_REVERSAL_NOT_SUPPORTED: { status: 400, when: 'a reversal was sent an amount: a reversal always reverses the whole allocation' },
   CREDITS_OR_CONTRIBUTION_REQUIRED: { status: 400, when: 'an allocation has neither credits nor contribution' },
   CONSUMER_EMAIL_REQUIRED: { status: 400, when: 'issueTaxReceipt is true but consumerEmail is missing' },
   TAX_RECEIPT_REQUIRES_CONTRIBUTION: { status: 400, when: 'issueTaxReceipt is true but the allocation has no contribution' },
@@ -51,8 +58,10 @@ export const ERROR_CODES = {
   ALREADY_REVERSED: { status: 409, when: 'the allocation has already been reversed' },
   API_KEY_ALREADY_REVOKED: { status: 409, when: 'the API key is already revoked (CLI)' },
   SESSION_EXPIRED: { status: 410, when: 'the session is past expiresAt; create a new session' },
+  REQUEST_TIMEOUT: { status: 408, when: 'the whole request did not arrive within REQUEST_TIMEOUT_MS' },
   REQUEST_ENTITY_TOO_LARGE: { status: 413, when: 'the request body is larger than BODY_LIMIT_BYTES' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'the request body is not application/json' },
+  REQUEST_HEADER_FIELDS_TOO_LARGE: { status: 431, when: 'the request headers are larger than the server accepts (16 KiB)' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, when: 'the Idempotency-Key was already used with a different request' },
   NO_CREDIT_PROJECTS: { status: 422, when: 'no carbon-credit project is available to price a carbon quote' },
   NO_CONTRIBUTION_PARTNERS: { status: 422, when: 'a contribution was allocated against a quote without contribution partners' },
@@ -88,17 +97,29 @@ const describeAjvError = (error: AjvError, context: string | undefined): ErrorDe
   return { path: base || '/', message: error.message ?? 'is invalid' }
 }
 
+/**
+ * A nullable field that fails reports its own error plus "must be null" and "must match a schema in anyOf";
+ * those two say nothing the first does not, so they are dropped whenever another error remains.
+ */
+const isNullableNoise = (error: AjvError): boolean =>
+  error.keyword === 'anyOf' || (error.keyword === 'type' && error.params.type === 'null')
+
 const pointerToText = (path: string): string =>
   path === '/' || path === '' ? 'request body' : path.replace(/^\//, '').replaceAll('/', '.')
+
+/** Only the first letter is lowered: paths keep their case ("consumer.countryCode"), so the sentence states the rule truly. */
+const sentence = (text: string): string => text.charAt(0).toLowerCase() + text.slice(1)
 
 const httpError = (code: HttpErrorCode, message: string, details: ErrorDetail[] = []): AppError<HttpErrorCode> =>
   new AppError(code, message, details)
 
 export function validationError(errors: readonly AjvError[], context: string | undefined): AppError<HttpErrorCode> {
-  const details = errors.map((e) => describeAjvError(e, context))
+  const meaningful = errors.filter((e) => !isNullableNoise(e))
+  const described = (meaningful.length > 0 ? meaningful : errors).map((e) => describeAjvError(e, context))
+  const details = described.filter((d, i) => described.findIndex((o) => o.path === d.path && o.message === d.message) === i)
   const first = details[0]
   const message = first ? `${pointerToText(first.path)} ${first.message}` : 'request is invalid'
-  return httpError('BAD_REQUEST', message.toLowerCase(), details)
+  return httpError('BAD_REQUEST', sentence(message), details)
 }
 
 /** Turns anything thrown into [status, body]. Unknown errors become a 500 that reveals nothing. */
@@ -138,6 +159,7 @@ function mapFastifyError(error: Partial<FastifyError>): AppError<HttpErrorCode> 
       return httpError('BAD_REQUEST', 'content-length does not match the body')
     case 'FST_ERR_BAD_URL':
     case 'FST_ERR_ASYNC_CONSTRAINT':
+    case 'FST_ERR_MAX_PARAM_LENGTH':
       return httpError('BAD_REQUEST', 'request url is invalid')
     default:
       break
@@ -175,14 +197,50 @@ const isPoolTimeout = (error: Partial<FastifyError>): boolean =>
   typeof error.message === 'string' &&
   /timeout exceeded when trying to connect|Connection terminated due to connection timeout/.test(error.message)
 
+/** Sends anything thrown in the one error shape, with the headers its status calls for. */
+export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const { status, body, internal } = toErrorResponse(error, request.id)
+  // Also set here: errors raised before routing (a malformed URL) never run the onRequest hooks.
+  reply.header('x-request-id', request.id)
+  if (internal) request.log.error({ err: error }, 'unhandled error')
+  else if (status >= 500) request.log.warn({ err: error }, body.error)
+  if (status === 503) reply.header('retry-after', '1')
+  // RFC 7235: a 401 names the scheme the client should use.
+  if (status === 401) reply.header('www-authenticate', 'Bearer realm="canopy"')
+  return reply.code(status).type('application/json; charset=utf-8').send(body)
+}
+
+/** Errors Fastify raises before routing (a malformed URL, a bad constraint): the same shape as everything else. */
+export const frameworkErrors = (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+  void sendError(error, request, reply)
+}
+
+const CLIENT_ERRORS: Record<string, { code: HttpErrorCode; message: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'REQUEST_TIMEOUT', message: 'the request did not arrive in time' },
+  HPE_HEADER_OVERFLOW: { code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', message: 'request headers are too large' },
+}
+
+/**
+ * Requests Node's HTTP parser refuses (a garbage request line, a control byte in a header, both Content-Length
+ * and Transfer-Encoding, headers too large) never reach Fastify: answer them on the socket, in the one shape,
+ * then close it.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const { code, message } = CLIENT_ERRORS[error.code ?? ''] ?? { code: 'BAD_REQUEST' as const, message: 'request is malformed' }
+  const status = statusOf(code)
+  const body = JSON.stringify({ error: message, code, requestId: randomUUID() } satisfies ErrorBody)
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy()
+}
+
 export function installErrorHandlers(app: FastifyInstance): void {
-  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const { status, body, internal } = toErrorResponse(error, request.id)
-    if (internal) request.log.error({ err: error }, 'unhandled error')
-    else if (status >= 500) request.log.warn({ err: error }, body.error)
-    if (status === 503) reply.header('retry-after', '1')
-    return reply.code(status).type('application/json; charset=utf-8').send(body)
-  })
+  app.setErrorHandler(sendError)
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const body: ErrorBody = {
       error: `route ${request.method} ${request.originalUrl.split('?')[0]} not found`,

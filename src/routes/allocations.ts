@@ -1,7 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf, requireApiKey } from '../http/auth.js'
 import { presentAllocation } from '../http/presenters/allocations.js'
-import { AllocationHeadersSchema, allocationBodySchema, AllocationSchema, idempotencyKeyOf } from '../http/schemas/allocations.js'
+import {
+  AllocationHeadersSchema,
+  allocationBodySchema,
+  AllocationSchema,
+  checkReversalBody,
+  idempotencyKeyOf,
+} from '../http/schemas/allocations.js'
 import { bearerSecurity, errorResponses, IdParamsSchema } from '../http/schemas/common.js'
 import type { AmountLimits } from '../http/schemas/quotes.js'
 import { allocateFunds, getAllocation, reverseFundsAllocation, type AllocationDeps } from '../services/allocations.js'
@@ -79,10 +85,24 @@ const allocationRoutes: FastifyPluginAsyncTypebox<{ deps: AllocationDeps; limits
       schema: {
         ...common,
         summary: 'Reverse a funds allocation in full',
-        description: 'The same entries with every amount negated and the rates unchanged, plus a `reversalId`. A second reversal is 409.',
+        description:
+          'The same entries with every amount negated and the rates unchanged, plus a `reversalId`. A second reversal is 409. ' +
+          'Takes no body (an empty JSON object is accepted): partial reversals are not supported, and an `amount` is refused.',
         params: IdParamsSchema,
-        response: { 201: AllocationSchema, ...errorResponses('BAD_REQUEST', 'UNAUTHORIZED', 'NOT_FOUND', 'ALREADY_REVERSED') },
+        response: {
+          201: AllocationSchema,
+          ...errorResponses(
+            'BAD_REQUEST',
+            'PARTIAL_REVERSAL_NOT_SUPPORTED',
+            'UNAUTHORIZED',
+            'NOT_FOUND',
+            'ALREADY_REVERSED',
+            'REQUEST_ENTITY_TOO_LARGE',
+            'UNSUPPORTED_MEDIA_TYPE',
+          ),
+        },
       },
+      preValidation: async (request) => checkReversalBody(request.body),
     },
     async (request, reply) =>
       reply.code(201).send(presentAllocation(await reverseFundsAllocation(deps, principalOf(request), request.params.id))),

@@ -4,7 +4,7 @@ import { sql } from 'kysely'
 import { AppError } from '../errors.js'
 import type { HttpErrorCode } from '../http/errors.js'
 import type { DatabaseHandle } from '../db/connect.js'
-import { errorResponses } from '../http/schemas/common.js'
+import { unlimitedErrorResponses } from '../http/schemas/common.js'
 
 const healthRoutes: FastifyPluginAsyncTypebox<{ database: DatabaseHandle }> = async (app, { database }) => {
   const noRateLimit = { rateLimit: false }
@@ -12,7 +12,11 @@ const healthRoutes: FastifyPluginAsyncTypebox<{ database: DatabaseHandle }> = as
     '/healthz',
     {
       config: noRateLimit,
-      schema: { tags: ['health'], summary: 'Liveness', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+      schema: {
+        tags: ['health'],
+        summary: 'Liveness',
+        response: { 200: Type.Object({ status: Type.Literal('ok') }), ...unlimitedErrorResponses() },
+      },
     },
     async () => ({ status: 'ok' as const }),
   )
@@ -24,7 +28,7 @@ const healthRoutes: FastifyPluginAsyncTypebox<{ database: DatabaseHandle }> = as
       schema: {
         tags: ['health'],
         summary: 'Readiness: the database answers',
-        response: { 200: Type.Object({ status: Type.Literal('ready'), database: Type.String() }), ...errorResponses() },
+        response: { 200: Type.Object({ status: Type.Literal('ready'), database: Type.String() }), ...unlimitedErrorResponses() },
       },
     },
     async () => {

@@ -197,7 +197,7 @@ describe('POST /v3/post-purchase/sessions', () => {
       '/v3/post-purchase/sessions',
       postPurchaseBody(merchant.organisationId, { sdkVariant: undefined }),
     )
-    expect(missing.json()).toMatchObject({ error: 'sdkvariant is required', details: [{ path: '/sdkVariant', message: 'is required' }] })
+    expect(missing.json()).toMatchObject({ error: 'sdkVariant is required', details: [{ path: '/sdkVariant', message: 'is required' }] })
     const unknown = await post(
       merchant.apiKey,
       '/v3/post-purchase/sessions',

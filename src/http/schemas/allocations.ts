@@ -1,5 +1,7 @@
 // Wire schemas of funds allocations and their reversals (docs/api-contract.md, "Funds allocations").
 import { Type, type Static } from '@sinclair/typebox'
+import { AppError } from '../../errors.js'
+import type { HttpErrorCode } from '../errors.js'
 import { CurrencyCodeSchema, nullable, UuidSchema } from './common.js'
 import type { AmountLimits } from './quotes.js'
 
@@ -7,7 +9,11 @@ import type { AmountLimits } from './quotes.js'
 const IDEMPOTENCY_KEY = '^(?:"[\\x20-\\x21\\x23-\\x5b\\x5d-\\x7e]{1,255}"|[\\x20-\\x7e]{1,255})$'
 
 export const AllocationHeadersSchema = Type.Object({
-  'idempotency-key': Type.String({ pattern: IDEMPOTENCY_KEY, description: '1–255 printable ASCII characters, unique per allocation' }),
+  'idempotency-key': Type.String({
+    pattern: IDEMPOTENCY_KEY,
+    errorMessage: { pattern: 'must be 1 to 255 printable ASCII characters' },
+    description: '1–255 printable ASCII characters, unique per allocation',
+  }),
 })
 
 /** The key as the client meant it: an RFC 8941 quoted string loses its quotes. */
@@ -30,7 +36,13 @@ export const allocationBodySchema = (limits: AmountLimits) => {
           Type.Object(
             {
               amount,
-              impactPartnerIds: Type.Optional(Type.Array(UuidSchema, { maxItems: 50 })),
+              impactPartnerIds: Type.Optional(
+                Type.Array(UuidSchema, {
+                  minItems: 1,
+                  maxItems: 50,
+                  description: "At least one; omit the field for all the quote's partners",
+                }),
+              ),
             },
             { additionalProperties: false },
           ),
@@ -69,3 +81,32 @@ export const AllocationSchema = Type.Object(
 )
 
 export type AllocationResponse = Static<typeof AllocationSchema>
+
+/**
+ * A reversal takes no body: it always reverses the whole allocation (partial reversals are not part of the
+ * contract). No body or an empty JSON object is accepted; an `amount` is refused with its own code, anything
+ * else like any unknown property. (Checked by hand: Fastify would refuse an absent body under a body schema.)
+ */
+export function checkReversalBody(body: unknown): void {
+  if (body === undefined || body === null) return
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw new AppError<HttpErrorCode>('BAD_REQUEST', 'request body must be absent or an empty object', [
+      { path: '/', message: 'must be an empty object' },
+    ])
+  }
+  const keys = Object.keys(body)
+  if (keys.includes('amount')) {
+    throw new AppError<HttpErrorCode>(
+      'PARTIAL_REVERSAL_NOT_SUPPORTED',
+      'partial reversals are not supported: a reversal reverses the whole allocation',
+      [{ path: '/amount', message: 'is not accepted: omit it to reverse the whole allocation' }],
+    )
+  }
+  if (keys.length > 0) {
+    throw new AppError<HttpErrorCode>(
+      'BAD_REQUEST',
+      `${keys[0]} is not a known property`,
+      keys.map((key) => ({ path: `/${key}`, message: 'is not a known property' })),
+    )
+  }
+}

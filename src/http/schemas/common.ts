@@ -2,10 +2,32 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { ERROR_CODES, type ErrorCode } from '../errors.js'
 
-export const UuidSchema = Type.String({ format: 'uuid', description: 'UUID' })
-export const CountryCodeSchema = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 3166-1 alpha-3, upper case' })
-export const CurrencyCodeSchema = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, upper case' })
-export const MccSchema = Type.String({ pattern: '^[0-9]{4}$', description: 'Merchant Category Code, 4 digits' })
+/**
+ * A UUID in its canonical hyphenated form, in either case; lower-cased while it is validated (ajv-keywords
+ * `transform`), so every layer below compares one spelling. Not Ajv's `uuid` format: it also takes a
+ * "urn:uuid:" prefix, which Postgres refuses.
+ */
+export const UuidSchema = Type.String({
+  pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+  transform: ['toLowerCase'],
+  errorMessage: { pattern: 'must be a UUID', type: 'must be a UUID' },
+  description: 'UUID',
+})
+export const CountryCodeSchema = Type.String({
+  pattern: '^[A-Z]{3}$',
+  errorMessage: { pattern: 'must be an ISO 3166-1 alpha-3 country code in capitals, e.g. GBR' },
+  description: 'ISO 3166-1 alpha-3, upper case',
+})
+export const CurrencyCodeSchema = Type.String({
+  pattern: '^[A-Z]{3}$',
+  errorMessage: { pattern: 'must be an ISO 4217 currency code in capitals, e.g. GBP' },
+  description: 'ISO 4217 code, upper case',
+})
+export const MccSchema = Type.String({
+  pattern: '^[0-9]{4}$',
+  errorMessage: { pattern: 'must be a merchant category code of 4 digits, e.g. 5992' },
+  description: 'Merchant Category Code, 4 digits',
+})
 
 /** A field that may also be sent as null (treated as absent). */
 export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
@@ -43,16 +65,25 @@ export const ErrorBodySchema = Type.Object(
   { $id: 'Error', title: 'Error' },
 )
 
-/** Every route can answer these: rate limit, an unexpected error, and 503 while the database is unavailable or the server shuts down. */
-const ALWAYS: readonly ErrorCode[] = ['TOO_MANY_REQUESTS', 'INTERNAL_SERVER_ERROR', 'SERVICE_UNAVAILABLE']
+/** Every route can answer these: an unexpected error, and 503 while the database is unavailable or the server shuts down. */
+const ALWAYS: readonly ErrorCode[] = ['INTERNAL_SERVER_ERROR', 'SERVICE_UNAVAILABLE']
 
 /**
  * Response schemas for the error codes a route can answer, grouped by status, all in the one error shape.
  * Each status's description lists its codes and when they happen (from ERROR_CODES).
  */
 export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
+  return responsesFor([...codes, 'TOO_MANY_REQUESTS', ...ALWAYS])
+}
+
+/** The same, for the routes the rate limit does not apply to (health checks). */
+export function unlimitedErrorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
+  return responsesFor([...codes, ...ALWAYS])
+}
+
+function responsesFor(codes: readonly ErrorCode[]): Record<number, TSchema> {
   const byStatus = new Map<number, ErrorCode[]>()
-  for (const code of [...codes, ...ALWAYS]) {
+  for (const code of codes) {
     const { status } = ERROR_CODES[code]
     const list = byStatus.get(status) ?? []
     if (!list.includes(code)) list.push(code)
