@@ -256,10 +256,12 @@ export class CanopyElement {
 
   #modelFor(options: ElementOptions): ViewModel {
     const session = this.#session as SdkSession
+    const stringsLocale = resolveLocale(this.#ctx.locale ?? session.locale)
     return {
       type: this.elementType,
       session,
-      strings: stringsFor(this.#ctx.locale ?? session.locale),
+      strings: stringsFor(stringsLocale),
+      stringsLocale,
       locale: session.locale,
       apiBase: this.#ctx.apiBase,
       credits: options.credits === false ? null : this.#creditsMinor,

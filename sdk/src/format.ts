@@ -16,22 +16,25 @@ export function formatMoney(minor: number, currencyCode: string, locale: string)
   }).format(fromMinor(minor, digits) as `${number}`)
 }
 
+// No-break spaces keep a figure and its unit on one line.
+const NBSP = '\u00a0'
+
 /** A CO2e mass: g below 1 kg, kg below 1 t, t above; imperial: oz below 1 lb, else lb. */
 export function formatCo2e(grams: number, ounces: number, locale: string, strings: Strings): string {
   let text: string
   if (strings.imperial) {
-    text = ounces < 16 ? `${number(ounces, locale, 1)} oz` : `${number(ounces / 16, locale, 1)} lb`
+    text = ounces < 16 ? `${number(ounces, locale, 1)}${NBSP}oz` : `${number(ounces / 16, locale, 1)}${NBSP}lb`
   } else if (grams < 1000) {
-    text = `${number(grams, locale, 0)} g`
+    text = `${number(grams, locale, 0)}${NBSP}g`
   } else {
-    text = grams < 1e6 ? `${number(grams / 1000, locale, 1)} kg` : `${number(grams / 1e6, locale, 2)} t`
+    text = grams < 1e6 ? `${number(grams / 1000, locale, 1)}${NBSP}kg` : `${number(grams / 1e6, locale, 2)}${NBSP}t`
   }
-  return `${text} CO₂e`
+  return `${text}${NBSP}CO₂e`
 }
 
 /** An area: m² (1 decimal), or ft² (whole) for imperial locales. */
 export const formatArea = (squareMetres: number, squareFeet: number, locale: string, strings: Strings): string =>
-  strings.imperial ? `${number(squareFeet, locale, 0)} ft²` : `${number(squareMetres, locale, 1)} m²`
+  strings.imperial ? `${number(squareFeet, locale, 0)}${NBSP}ft²` : `${number(squareMetres, locale, 1)}${NBSP}m²`
 
 /** 0.1935 → "19.4%" (de-DE "19,4 %"). */
 export const formatPercent = (ratio: number, locale: string): string =>

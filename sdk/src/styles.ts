@@ -29,7 +29,8 @@ button:focus-visible{outline:3px solid var(--canopy-color-text);outline-offset:2
 .options{display:flex;flex-wrap:wrap;gap:.5rem}
 .option,.secondary{padding:.5rem 1rem;border:2px solid currentColor;background:var(--canopy-color-background)}
 .option[aria-pressed=true]{background:var(--canopy-color-primary);border-color:var(--canopy-color-primary);color:var(--canopy-color-on-primary)}
-.option[aria-pressed=true]::before{content:"\\2713\\a0"}
+.tick{display:none}
+.option[aria-pressed=true] .tick{display:inline}
 .confirm{padding:.5rem 1.25rem;font-weight:600;border:2px solid var(--canopy-color-primary);background:var(--canopy-color-primary);color:var(--canopy-color-on-primary)}
 .confirm[aria-disabled=true]{cursor:not-allowed;opacity:.7}
 .close{padding:0;border:2px solid transparent;background:none;font-size:1.5rem;line-height:1}

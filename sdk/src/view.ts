@@ -11,6 +11,8 @@ export interface ViewModel {
   type: ElementType
   session: SdkSession
   strings: Strings
+  /** The locale of `strings` (a bundled one). */
+  stringsLocale: string
   /** Intl locale: the session's. */
   locale: string
   apiBase: string
@@ -106,7 +108,12 @@ export function buildView(model: ViewModel, actions: ViewActions): View {
           area: h('strong', null, formatArea(session.footprint.areaSquareMetres, session.footprint.areaSquareFeet, locale, strings)),
         })
   const equivalents = session.footprint.equivalents.length
-    ? h('ul', { part: 'equivalents' }, ...session.footprint.equivalents.map((e) => h('li', null, e.description)))
+    ? h(
+        'ul',
+        // The API writes the equivalents in the session's locale, which may not be one the SDK has strings for.
+        { part: 'equivalents', lang: session.locale === model.stringsLocale ? undefined : session.locale },
+        ...session.footprint.equivalents.map((e) => h('li', null, e.description)),
+      )
     : null
 
   // The offset: a switch, off until the consumer turns it on.
@@ -161,7 +168,13 @@ export function buildView(model: ViewModel, actions: ViewActions): View {
       choice.kind === 'roundUp'
         ? format(strings.roundUp, { total: money(model, choice.totalMinor ?? 0), amount: money(model, choice.minor) })
         : money(model, choice.minor)
-    const button = h('button', { type: 'button', class: 'option', part: 'option', 'aria-pressed': 'false' }, label)
+    // The tick shows the pressed state without relying on colour; aria-pressed tells assistive technology.
+    const button = h(
+      'button',
+      { type: 'button', class: 'option', part: 'option', 'aria-pressed': 'false' },
+      h('span', { class: 'tick', 'aria-hidden': 'true' }, '✓ '),
+      label,
+    )
     button.addEventListener('click', () => actions.pick(i))
     return button
   })
@@ -228,7 +241,7 @@ export function buildView(model: ViewModel, actions: ViewActions): View {
     summary,
     actionsRow,
   ]
-  const root = h('div', { part: 'root', class: `root ${model.type}`, lang: session.locale }, ...children)
+  const root = h('div', { part: 'root', class: `root ${model.type}`, lang: model.stringsLocale }, ...children)
   const dialog = model.type === 'takeover' ? h('dialog', { part: 'dialog', 'aria-labelledby': 'canopy-title' }, root) : undefined
 
   return {

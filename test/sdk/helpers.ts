@@ -33,6 +33,14 @@ export function stubFetch(respond: (url: URL, init: RequestInit | undefined) => 
 /** Normalises the no-break spaces Intl puts in numbers (U+00A0, U+202F) for assertions. */
 export const spaces = (text: string | null | undefined) => (text ?? '').replace(/[\u00a0\u202f]/g, ' ')
 
+/** Text of a node without its aria-hidden descendants. */
+export const visibleText = (node: Node): string =>
+  node instanceof Element && node.getAttribute('aria-hidden') === 'true'
+    ? ''
+    : node.nodeType === 3
+      ? (node.textContent ?? '')
+      : [...node.childNodes].map(visibleText).join('')
+
 export type Recorded = { [K in CanopyEventName]: CanopyEventMap[K][] }
 
 export function record(element: CanopyElement): Recorded {
@@ -72,5 +80,7 @@ export async function mountWidget(setup: Setup = {}) {
   const shadow = host.shadowRoot as ShadowRoot
   const part = (name: string) => shadow.querySelector<HTMLElement>(`[part="${name}"]`)
   const parts = (name: string) => [...shadow.querySelectorAll<HTMLElement>(`[part="${name}"]`)]
-  return { fetch, container, canopy, element, events, host, shadow, part, parts, text: () => spaces(shadow.textContent) }
+  /** The contribution options as read out: their text without aria-hidden decoration (the tick). */
+  const optionLabels = () => parts('option').map((button) => spaces(visibleText(button)))
+  return { fetch, container, canopy, element, events, host, shadow, part, parts, optionLabels }
 }

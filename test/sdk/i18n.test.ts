@@ -81,10 +81,10 @@ describe('footprint figures', () => {
   )
 
   it('areas in m² (1 decimal) or ft² (whole) for en-US', () => {
-    expect(formatArea(22.11, 237.97, 'en-GB', gb)).toBe('22.1 m²')
-    expect(formatArea(22.11, 237.97, 'de-DE', de)).toBe('22,1 m²')
-    expect(formatArea(22.11, 237.97, 'en-US', us)).toBe('238 ft²')
-    expect(formatArea(1234.5, 13288, 'en-US', us)).toBe('13,288 ft²')
+    expect(spaces(formatArea(22.11, 237.97, 'en-GB', gb))).toBe('22.1 m²')
+    expect(spaces(formatArea(22.11, 237.97, 'de-DE', de))).toBe('22,1 m²')
+    expect(spaces(formatArea(22.11, 237.97, 'en-US', us))).toBe('238 ft²')
+    expect(spaces(formatArea(1234.5, 13288, 'en-US', us))).toBe('13,288 ft²')
   })
 
   it('percentages and lists in the locale', () => {

@@ -23,7 +23,7 @@ describe('a carbon session', () => {
     ])
     expect(spaces(w.part('switch')?.textContent)).toBe('Offset it for £0.28')
     expect(w.part('offset')?.textContent).toContain('Funds carbon projects with Verdant Removals (demo) and Forest Guardians (demo).')
-    expect(w.parts('option').map((b) => spaces(b.textContent))).toEqual(['£1.00', '£2.00', 'Round up to £48.00 (+£0.03)'])
+    expect(w.optionLabels()).toEqual(['£1.00', '£2.00', 'Round up to £48.00 (+£0.03)'])
     expect(w.part('contribution')?.textContent).toContain('Goes to Rewild Trust (demo) and Ocean Commons (demo).')
     expect(w.parts('partner').map((p) => p.querySelector('strong')?.textContent)).toEqual([
       'Verdant Removals (demo)',
@@ -44,6 +44,8 @@ describe('a carbon session', () => {
     expect(switchButton?.getAttribute('role')).toBe('switch')
     expect(switchButton?.getAttribute('aria-checked')).toBe('false')
     expect(w.parts('option').map((b) => b.getAttribute('aria-pressed'))).toEqual(['false', 'false', 'false'])
+    // The tick that shows a pressed option without colour is hidden from assistive technology.
+    expect(w.parts('option').map((b) => b.querySelector('.tick')?.getAttribute('aria-hidden'))).toEqual(['true', 'true', 'true'])
     expect(w.part('confirm')?.getAttribute('aria-disabled')).toBe('true')
     expect(w.shadow.querySelector('[role="group"]')?.getAttribute('aria-labelledby')).toBe('canopy-contribution')
   })
@@ -116,7 +118,7 @@ describe('a carbon session', () => {
     expect(w.part('title')?.textContent).toBe('Der CO₂-Fußabdruck Ihrer Bestellung')
     expect(spaces(w.part('footprint')?.textContent)).toBe('Geschätzter Fußabdruck dieser Bestellung: 10,8 kg CO₂e.')
     expect(spaces(w.part('switch')?.textContent)).toBe('Für 0,28 £ ausgleichen')
-    expect(w.parts('option').map((b) => spaces(b.textContent))).toEqual(['1,00 £', '2,00 £', 'Auf 48,00 £ aufrunden (+0,03 £)'])
+    expect(w.optionLabels()).toEqual(['1,00 £', '2,00 £', 'Auf 48,00 £ aufrunden (+0,03 £)'])
     expect(w.part('equivalents')?.textContent).toContain('Fahrt von 44 km')
     expect(w.part('summary')?.textContent).toBe('Nichts ausgewählt.')
     expect(w.part('root')?.getAttribute('lang')).toBe('de-DE')
@@ -127,6 +129,16 @@ describe('a carbon session', () => {
     const w = await mountWidget({ body: fixture('carbon-de-DE'), canopy: { apiBase: 'https://canopy.example.com', locale: 'de-AT' } })
     expect(new URL(w.fetch.mock.calls[0]?.[0] ?? '').searchParams.get('locale')).toBe('de-DE')
     expect(w.part('title')?.textContent).toBe('Der CO₂-Fußabdruck Ihrer Bestellung')
+  })
+
+  it('marks the language of each part: equivalents in a locale without SDK strings keep theirs', async () => {
+    const body = fixture('carbon-en-GB')
+    body.locale = 'fr-FR'
+    body.footprint.equivalents = [{ key: 'car', value: 44, description: 'Cela équivaut à environ 44 km parcourus en voiture.' }]
+    const w = await mountWidget({ body })
+    expect(w.part('root')?.getAttribute('lang')).toBe('en-GB')
+    expect(w.part('equivalents')?.getAttribute('lang')).toBe('fr-FR')
+    expect(w.part('title')?.textContent).toBe("Your order's carbon footprint")
   })
 
   it('offers only the contribution when credits: false', async () => {
@@ -152,12 +164,12 @@ describe('a carbon session', () => {
   it('formats money with the currency’s own decimals: KWD 3, JPY 0', async () => {
     const kwd = await mountWidget({ type: 'checkout', body: fixture('checkout-kwd'), options: { contributionAmounts: ['0.500'] } })
     expect(spaces(kwd.part('switch')?.textContent)).toBe('Offset it for KWD 0.073')
-    expect(spaces(kwd.parts('option')[0]?.textContent)).toBe('KWD 0.500')
+    expect(kwd.optionLabels()[0]).toBe('KWD 0.500')
     document.body.replaceChildren()
     const jpy = await mountWidget({ type: 'checkout', body: fixture('checkout-jpy'), options: { roundUp: { orderTotal: '4797' } } })
     expect(spaces(jpy.part('switch')?.textContent)).toBe('Offset it for ¥1')
     // 0-decimal currencies round up to the next 100 by default.
-    expect(spaces(jpy.parts('option')[0]?.textContent)).toBe('Round up to ¥4,800 (+¥3)')
+    expect(jpy.optionLabels()[0]).toBe('Round up to ¥4,800 (+¥3)')
   })
 
   it('does not offer a round-up when the order total is already round', async () => {
@@ -168,7 +180,7 @@ describe('a carbon session', () => {
 
   it('rounds up to a given increment', async () => {
     const w = await mountWidget({ options: { roundUp: { orderTotal: '47.97', increment: '5' } } })
-    expect(spaces(w.parts('option')[0]?.textContent)).toBe('Round up to £50.00 (+£2.03)')
+    expect(w.optionLabels()[0]).toBe('Round up to £50.00 (+£2.03)')
   })
 })
 
@@ -179,7 +191,7 @@ describe('a nature session', () => {
     expect(spaces(w.part('footprint')?.textContent)).toBe("This order's estimated footprint is 22.1 m² of intact nature.")
     expect(w.part('equivalents')?.textContent).toContain('parking spaces')
     expect(w.part('switch')).toBeNull()
-    expect(w.parts('option').map((b) => spaces(b.textContent))).toEqual(['£1.00'])
+    expect(w.optionLabels()).toEqual(['£1.00'])
   })
 
   it('renders ft² in en-US and m² in de-DE', async () => {
