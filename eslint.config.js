@@ -61,6 +61,41 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The browser SDK renders server data into merchant pages under a strict CSP: text and DOM APIs only,
+    // no markup parsing, no inline styles, no code from strings (sdk/src/dom.ts, docs/sdk.md).
+    files: ['sdk/src/**/*.ts'],
+    rules: {
+      'no-eval': 'error',
+      'no-implied-eval': 'error',
+      'no-new-func': 'error',
+      'no-restricted-properties': [
+        'error',
+        { property: 'innerHTML', message: 'Render with textContent and DOM APIs: never parse server data as HTML.' },
+        { property: 'outerHTML', message: 'Render with textContent and DOM APIs: never parse server data as HTML.' },
+        { property: 'insertAdjacentHTML', message: 'Render with textContent and DOM APIs: never parse server data as HTML.' },
+        { property: 'createContextualFragment', message: 'Render with textContent and DOM APIs: never parse server data as HTML.' },
+        { object: 'document', property: 'write', message: 'Never document.write.' },
+        { property: 'style', message: 'No inline styles (CSP style-src): use classes in the constructed stylesheet (sdk/src/styles.ts).' },
+        { property: 'cssText', message: 'No inline styles (CSP style-src): use the constructed stylesheet.' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name='setAttribute'][arguments.0.value=/^(style|on)/]",
+          message: 'No style or on* attributes: constructed stylesheets and addEventListener only.',
+        },
+        {
+          selector: "CallExpression[callee.property.name='createElement'][arguments.0.value=/^(style|script|iframe)$/]",
+          message: 'No <style>, <script> or <iframe> elements in the widget.',
+        },
+      ],
+    },
+  },
+  {
+    files: ['sdk/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
   // Relative imports must stay inside src/domain (one rule per folder depth).
   {
     files: ['src/domain/*.ts'],
