@@ -9,6 +9,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
 COPY scripts ./scripts
+COPY sdk ./sdk
 RUN npm run build
 
 FROM node:24.11.1-bookworm-slim AS runtime

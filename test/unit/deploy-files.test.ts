@@ -100,6 +100,10 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(new RegExp(`EXPOSE ${ConfigSchema.properties.PORT.default}`))
     const built = JSON.parse(read('tsconfig.build.json')).include as string[]
     for (const dir of built) expect(dockerfile, `COPY ${dir}`).toMatch(new RegExp(`^COPY ${dir} `, 'm'))
+    // Any other folder the build script runs from (the browser SDK's esbuild script) must be copied too.
+    for (const dir of [...pkg.scripts.build.matchAll(/node (\w+)\//g)].map((m) => m[1])) {
+      expect(dockerfile, `COPY ${dir}`).toMatch(new RegExp(`^COPY ${dir} `, 'm'))
+    }
     expect(dockerfile).toMatch(/RUN npm run build/)
     expect(pkg.scripts.build).toContain('tsconfig.build.json')
   })
