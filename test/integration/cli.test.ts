@@ -32,7 +32,8 @@ async function openSameDatabase(): Promise<DatabaseHandle> {
   return database ? database.open(2) : openPglite({ dataDir: join(dataDir, 'pglite') })
 }
 
-describe('operator CLI', () => {
+// Each test runs the CLI as real processes (tsx + PGlite start-up, seconds each on a loaded machine): a wider budget.
+describe('operator CLI', { timeout: 120_000 }, () => {
   it('creates organisations and keys, lists and revokes keys; the keys work over HTTP', async () => {
     const created = await runCli(
       [
