@@ -1,5 +1,6 @@
 // Localised, ready-to-show equivalents of a footprint (docs/pricing.md, "Equivalents and locale"). Constants: data/SOURCES.md §5.
 import type { Equivalent, Footprint } from './types.js'
+import { memo } from './memo.js'
 import { DisplayDecimal as Decimal, roundHalfUp } from './money.js'
 import type { Decimal as MoneyDecimal } from './money.js'
 
@@ -125,32 +126,26 @@ export function resolveLocale(requested: string | undefined): string {
   return BY_LANGUAGE.get(language) ?? DEFAULT_LOCALE
 }
 
-// Intl objects are costly to build and this runs on every quote: cache them per locale and scale.
-const numberFormats = new Map<string, Intl.NumberFormat>()
-const pluralRules = new Map<string, Intl.PluralRules>()
+// Building an Intl object costs tens of microseconds and a quote formats three equivalents: worth a memo.
+const numberFormats = memo(256, (key) => {
+  const [locale, digits, unit, display] = JSON.parse(key) as [string, number, string | null, 'long' | 'short' | null]
+  return new Intl.NumberFormat(locale, {
+    minimumFractionDigits: 0,
+    maximumFractionDigits: digits,
+    ...(unit === null ? {} : { style: 'unit', unit, unitDisplay: display ?? 'short' }),
+  })
+})
+const pluralRules = memo(64, (key) => {
+  const [locale, digits] = JSON.parse(key) as [string, number]
+  return new Intl.PluralRules(locale, { minimumFractionDigits: 0, maximumFractionDigits: digits })
+})
 
 function numberFormat(locale: string, digits: number, unit?: { unit: string; display: 'long' | 'short' }): Intl.NumberFormat {
-  const key = `${locale}|${digits}|${unit?.unit ?? ''}|${unit?.display ?? ''}`
-  let format = numberFormats.get(key)
-  if (format === undefined) {
-    format = new Intl.NumberFormat(locale, {
-      minimumFractionDigits: 0,
-      maximumFractionDigits: digits,
-      ...(unit === undefined ? {} : { style: 'unit', unit: unit.unit, unitDisplay: unit.display }),
-    })
-    numberFormats.set(key, format)
-  }
-  return format
+  return numberFormats(JSON.stringify([locale, digits, unit?.unit ?? null, unit?.display ?? null]))
 }
 
 function pluralOf(locale: string, digits: number, value: number): Plural {
-  const key = `${locale}|${digits}`
-  let rules = pluralRules.get(key)
-  if (rules === undefined) {
-    rules = new Intl.PluralRules(locale, { minimumFractionDigits: 0, maximumFractionDigits: digits })
-    pluralRules.set(key, rules)
-  }
-  return rules.select(value)
+  return pluralRules(JSON.stringify([locale, digits])).select(value)
 }
 
 /** Display scale of an equivalent: 2 dp below 1, 1 dp below 10, whole numbers from 10 up. */

@@ -41,31 +41,28 @@ function isDefaultRow(factor: EmissionFactor): boolean {
   return factor.mccFrom <= ANY_MCC.from && factor.mccTo >= ANY_MCC.to
 }
 
-interface FactorIndex {
+/**
+ * A factor set indexed for lookup by kind and region. Building it costs a pass over every row, so callers build
+ * it once per factor set (the service, when it loads the catalogue) rather than per quote.
+ */
+export interface FactorSet {
   /** Non-default rows by `${kind}|${region}`, in input order. */
   readonly specific: ReadonlyMap<string, readonly EmissionFactor[]>
   readonly defaults: ReadonlyMap<string, readonly EmissionFactor[]>
 }
 
-// Factor sets are long-lived arrays (defaults, or operator rows + defaults built once), so index once.
-const indexes = new WeakMap<readonly EmissionFactor[], FactorIndex>()
-
-function indexOf(factors: readonly EmissionFactor[]): FactorIndex {
-  let index = indexes.get(factors)
-  if (index === undefined) {
-    const specific = new Map<string, EmissionFactor[]>()
-    const defaults = new Map<string, EmissionFactor[]>()
-    for (const factor of factors) {
-      const target = isDefaultRow(factor) ? defaults : specific
-      const key = `${factor.kind}|${factor.region}`
-      const list = target.get(key)
-      if (list === undefined) target.set(key, [factor])
-      else list.push(factor)
-    }
-    index = { specific, defaults }
-    indexes.set(factors, index)
+/** Indexes factors for findFactor; operator-imported rows go first, ahead of DEFAULT_EMISSION_FACTORS. */
+export function indexFactors(factors: readonly EmissionFactor[]): FactorSet {
+  const specific = new Map<string, EmissionFactor[]>()
+  const defaults = new Map<string, EmissionFactor[]>()
+  for (const factor of factors) {
+    const target = isDefaultRow(factor) ? defaults : specific
+    const key = `${factor.kind}|${factor.region}`
+    const list = target.get(key)
+    if (list === undefined) target.set(key, [factor])
+    else list.push(factor)
   }
-  return index
+  return { specific, defaults }
 }
 
 /** The narrowest row covering `mcc`; among equally narrow rows, the earliest. */
@@ -98,13 +95,13 @@ export function parseMcc(mcc: string): number {
  * when the set has no default row for `kind` (a data error).
  */
 export function findFactor(
-  factors: readonly EmissionFactor[],
+  factors: FactorSet,
   kind: ImpactType,
   mcc: string,
   merchantCountryAlpha3: string,
 ): { factor: EmissionFactor; matchedBy: FactorMatch } {
   const code = parseMcc(mcc)
-  const { specific, defaults } = indexOf(factors)
+  const { specific, defaults } = factors
   const lookup = (target: number): EmissionFactor | undefined =>
     narrowest(specific.get(`${kind}|${merchantCountryAlpha3}`), target) ?? narrowest(specific.get(`${kind}|WORLD`), target)
 
@@ -130,29 +127,13 @@ export function deflatorFor(factor: Pick<EmissionFactor, 'baseCurrency' | 'price
   const basis = US_CPI_U[factor.priceYear]
   if (factor.baseCurrency !== 'USD' || basis === undefined) return ONE
   const year = Math.min(Math.max(yearOf(date), FIRST_CPI_YEAR), LAST_CPI_YEAR)
-  const key = `${factor.priceYear}|${year}`
-  let deflator = deflators.get(key)
-  if (deflator === undefined) {
-    deflator = new Decimal(basis).div(US_CPI_U[year] ?? basis)
-    deflators.set(key, deflator)
-  }
-  return deflator
+  return new Decimal(basis).div(US_CPI_U[year] ?? basis)
 }
 
 const ONE = new Decimal(1)
-// A handful of (price year, quote year) pairs exist; each costs a 50-digit division.
-const deflators = new Map<string, Decimal>()
-const kgPerUnitCache = new WeakMap<EmissionFactor, Decimal>()
 
-/** value + tailpipeValue of a carbon factor, as a Decimal (cached per factor object). */
-function kgPerUnitOf(factor: EmissionFactor): Decimal {
-  let kg = kgPerUnitCache.get(factor)
-  if (kg === undefined) {
-    kg = new Decimal(factor.value).plus(factor.tailpipeValue ?? '0')
-    kgPerUnitCache.set(factor, kg)
-  }
-  return kg
-}
+/** value + tailpipeValue of a carbon factor, as a Decimal. */
+const kgPerUnitOf = (factor: EmissionFactor): Decimal => new Decimal(factor.value).plus(factor.tailpipeValue ?? '0')
 
 export interface FootprintInput {
   readonly kind: ImpactType
@@ -182,7 +163,7 @@ export interface FootprintEstimate {
  * No other rounding happens. Returns the provenance a quote locks (factor, FX rate and date,
  * deflator). Throws `INVALID_MCC` and `UNSUPPORTED_CURRENCY` from the lookups.
  */
-export function estimateFootprint(input: FootprintInput, factors: readonly EmissionFactor[], fx: FxTable): FootprintEstimate {
+export function estimateFootprint(input: FootprintInput, factors: FactorSet, fx: FxTable): FootprintEstimate {
   const { factor, matchedBy } = findFactor(factors, input.kind, input.mcc, input.merchantCountry)
   const conversion = convert(input.amount, input.currencyCode, factor.baseCurrency, fx)
   const deflator = deflatorFor(factor, input.date)

@@ -12,28 +12,10 @@ function ratePerBase(code: string, table: FxTable): Decimal | undefined {
   return rate === undefined ? undefined : new Decimal(rate)
 }
 
-// Rates are divided at 50 digits on every quote; tables are long-lived, so memoise per table.
-const rateCache = new WeakMap<FxTable, Map<string, { rate: Decimal; text: string } | null>>()
-
 function crossRate(from: string, to: string, table: FxTable): { rate: Decimal; text: string } | null {
-  let cache = rateCache.get(table)
-  if (cache === undefined) {
-    cache = new Map()
-    rateCache.set(table, cache)
-  }
-  const key = `${from}>${to}`
-  let entry = cache.get(key)
-  if (entry === undefined) {
-    if (!isPricedCurrency(from, table) || !isPricedCurrency(to, table)) {
-      entry = null
-    } else {
-      const rate = from === to ? new Decimal(1) : (ratePerBase(to, table) as Decimal).div(ratePerBase(from, table) as Decimal)
-      entry = { rate, text: rate.toString() }
-    }
-    if (cache.size > 10_000) cache.clear()
-    cache.set(key, entry)
-  }
-  return entry
+  if (!isPricedCurrency(from, table) || !isPricedCurrency(to, table)) return null
+  const rate = from === to ? new Decimal(1) : (ratePerBase(to, table) as Decimal).div(ratePerBase(from, table) as Decimal)
+  return { rate, text: rate.toString() }
 }
 
 /**
@@ -41,21 +23,8 @@ function crossRate(from: string, to: string, table: FxTable): { rate: Decimal; t
  * (default: the embedded reference rates) has a positive rate for it.
  */
 export function isPricedCurrency(code: string, table: FxTable = REFERENCE_FX_RATES): boolean {
-  let priced = pricedCache.get(table)
-  if (priced === undefined) {
-    priced = new Map()
-    pricedCache.set(table, priced)
-  }
-  let answer = priced.get(code)
-  if (answer === undefined) {
-    answer = hasMinorUnits(code) && isPositiveRate(ratePerBase(code, table))
-    if (priced.size > 10_000) priced.clear()
-    priced.set(code, answer)
-  }
-  return answer
+  return hasMinorUnits(code) && isPositiveRate(ratePerBase(code, table))
 }
-
-const pricedCache = new WeakMap<FxTable, Map<string, boolean>>()
 
 function hasMinorUnits(code: string): boolean {
   try {

@@ -163,14 +163,8 @@ export function splitByWeights(total: bigint, weights: readonly (Decimal | strin
   return parts
 }
 
-// Scaling weights to integers costs several Decimal operations; callers that split often (pricing,
-// allocation) pass the same memoised weight arrays, so cache the scaled form per array.
-const scaledWeightsCache = new WeakMap<readonly (Decimal | string)[], { scaled: bigint[]; sum: bigint }>()
-
 /** The weights as integers with a common scale, and their sum (validated: finite, ≥ 0, not all 0). */
 function scaledWeightsOf(weights: readonly (Decimal | string)[]): { scaled: bigint[]; sum: bigint } {
-  const cached = scaledWeightsCache.get(weights)
-  if (cached !== undefined) return cached
   const decimals = weights.map((weight) => (typeof weight === 'string' ? new Decimal(weight) : weight))
   let scale = 0
   for (const weight of decimals) {
@@ -182,7 +176,5 @@ function scaledWeightsOf(weights: readonly (Decimal | string)[]): { scaled: bigi
   const scaled = decimals.map((weight) => BigInt(weight.toFixed(scale).replace('.', '')))
   const sum = scaled.reduce((acc, weight) => acc + weight, 0n)
   if (sum === 0n) throw new RangeError('split weights must not all be zero')
-  const result = { scaled, sum }
-  if (Object.isFrozen(weights)) scaledWeightsCache.set(weights, result)
-  return result
+  return { scaled, sum }
 }

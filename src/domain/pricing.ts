@@ -5,7 +5,6 @@ import type {
   CreditAmounts,
   CreditProject,
   EffectiveRates,
-  EmissionFactor,
   FxTable,
   ImpactPartner,
   ImpactType,
@@ -30,7 +29,7 @@ import { DomainError } from './errors.js'
 import { convert, isPricedCurrency } from './fx.js'
 import { isKnownCountry } from './countries.js'
 import { assertIsoDate } from './dates.js'
-import { estimateFootprint, parseMcc } from './footprint.js'
+import { estimateFootprint, parseMcc, type FactorSet } from './footprint.js'
 import { describeEquivalents, resolveLocale } from './equivalents.js'
 import { projectWeight, selectContributionPartners, selectCreditProjects } from './projects.js'
 import { TAX_RULE_SET, resolveJurisdiction, taxRatesFor } from './tax.js'
@@ -53,8 +52,8 @@ export interface QuoteInput {
 }
 
 export interface ReferenceData {
-  /** Operator-imported factors first, then DEFAULT_EMISSION_FACTORS (see findFactor). */
-  readonly factors: readonly EmissionFactor[]
+  /** Operator-imported factors first, then DEFAULT_EMISSION_FACTORS, indexed once (indexFactors). */
+  readonly factors: FactorSet
   readonly fx: FxTable
   /** Already filtered to the organisation's allowed partners. */
   readonly partners: readonly ImpactPartner[]
@@ -67,32 +66,13 @@ export interface ReferenceData {
  * × D); every split of money uses these, never the rounded rates.
  */
 export function splitWeightsOf(rates: SectionTaxRates): readonly [Decimal, Decimal, Decimal, Decimal] {
-  const key = rateKey(rates)
-  let weights = splitWeightsCache.get(key)
-  if (weights === undefined) {
-    const serviceFee = new Decimal(rates.serviceFee)
-    weights = Object.freeze([new Decimal(1), new Decimal(rates.impactTax), serviceFee, serviceFee.times(rates.serviceFeeTax)] as const)
-    if (splitWeightsCache.size >= 1_000) splitWeightsCache.clear()
-    splitWeightsCache.set(key, weights)
-  }
-  return weights
+  const serviceFee = new Decimal(rates.serviceFee)
+  return [new Decimal(1), new Decimal(rates.impactTax), serviceFee, serviceFee.times(rates.serviceFeeTax)]
 }
-
-const rateKey = (rates: SectionTaxRates): string => `${rates.impactTax}|${rates.serviceFee}|${rates.serviceFeeTax}`
-// Few distinct rate triples exist; the frozen arrays also let splitByWeights reuse their scaled form.
-const splitWeightsCache = new Map<string, readonly [Decimal, Decimal, Decimal, Decimal]>()
-const grossFactorCache = new Map<string, Decimal>()
 
 /** D = 1 + ti + f·(1 + tf): the total paid per unit of impact. */
 export function grossFactorOf(rates: SectionTaxRates): Decimal {
-  const key = rateKey(rates)
-  let gross = grossFactorCache.get(key)
-  if (gross === undefined) {
-    gross = splitWeightsOf(rates).reduce((sum, weight) => sum.plus(weight), new Decimal(0))
-    if (grossFactorCache.size >= 1_000) grossFactorCache.clear()
-    grossFactorCache.set(key, gross)
-  }
-  return gross
+  return splitWeightsOf(rates).reduce((sum, weight) => sum.plus(weight), new Decimal(0))
 }
 
 function validate(input: QuoteInput, fx: FxTable): { amount: Decimal; digits: number; serviceFeeRate: Decimal } {
@@ -126,30 +106,13 @@ function validate(input: QuoteInput, fx: FxTable): { amount: Decimal; digits: nu
   return { amount, digits, serviceFeeRate }
 }
 
-// One frozen snapshot per catalogue partner object, shared by every quote that references it.
-const partnerSnapshots = new WeakMap<ImpactPartner, LockedQuote['partners'][number]>()
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const child of Object.values(value)) deepFreeze(child)
-    Object.freeze(value)
-  }
-  return value
-}
-
-function partnerDetails(partner: ImpactPartner): LockedQuote['partners'][number] {
-  let snapshot = partnerSnapshots.get(partner)
-  if (snapshot === undefined) {
-    snapshot = deepFreeze({
-      id: partner.id,
-      name: partner.name,
-      shortDescription: partner.shortDescription,
-      images: structuredClone(partner.images),
-    })
-    partnerSnapshots.set(partner, snapshot)
-  }
-  return snapshot
-}
+/** The partner details a quote locks (the catalogue's objects are never mutated, so they are shared, not copied). */
+const partnerDetails = (partner: ImpactPartner): LockedQuote['partners'][number] => ({
+  id: partner.id,
+  name: partner.name,
+  shortDescription: partner.shortDescription,
+  images: partner.images,
+})
 
 /** Section amounts as strings, from the exact split of the total in minor units. */
 function amountsOf(total: bigint, rates: SectionTaxRates, digits: number): CreditAmounts {
@@ -169,44 +132,12 @@ interface PricedPortfolio {
   readonly projects: readonly QuotedProject[]
 }
 
-// The same few portfolios are priced over and over (one per catalogue × location × currency), and
-// pricing one costs a conversion and several 50-digit divisions per project: memoise by content.
-const portfolioCache = new Map<string, PricedPortfolio>()
-
-const projectKeys = new WeakMap<CreditProject, string>()
-
-function projectKey(p: CreditProject): string {
-  let key = projectKeys.get(p)
-  if (key === undefined) {
-    key = JSON.stringify([
-      p.id,
-      p.impactPartnerId,
-      p.name,
-      p.shortDescription,
-      p.type,
-      p.location.countryCode,
-      p.location.state,
-      p.price,
-      p.priceCurrency,
-      p.weight,
-    ])
-    projectKeys.set(p, key)
-  }
-  return key
-}
-
-const portfolioKey = (projects: readonly CreditProject[], currencyCode: string, fx: FxTable): string =>
-  [currencyCode, fx.date, fx.source, ...projects.map(projectKey)].join('|')
-
 /**
  * Prices a portfolio in the quote currency: per-project unit prices converted and rounded half-up
  * to minor units; the portfolio's unit price = Σ wᵢ·priceᵢ (converted, unrounded) / Σ w, rounded
  * half-up to minor units (a named rounding point); weight shares to 10 decimals for display.
  */
 function pricePortfolio(selected: readonly CreditProject[], currencyCode: string, fx: FxTable, digits: number): PricedPortfolio {
-  const key = portfolioKey(selected, currencyCode, fx)
-  const cached = portfolioCache.get(key)
-  if (cached !== undefined) return cached
   const priced = selected.map((project) => ({
     project,
     weight: new Decimal(projectWeight(project)),
@@ -217,24 +148,19 @@ function pricePortfolio(selected: readonly CreditProject[], currencyCode: string
     priced.reduce((acc, { weight, price }) => acc.plus(weight.times(price)), new Decimal(0)).div(weightSum),
     digits,
   )
-  const projects: QuotedProject[] = priced.map(({ project, weight, price }) =>
-    Object.freeze({
-      id: project.id,
-      impactPartnerId: project.impactPartnerId,
-      name: project.name,
-      shortDescription: project.shortDescription,
-      type: project.type,
-      location: Object.freeze({ countryCode: project.location.countryCode, state: project.location.state }),
-      unitPrice: formatDecimal(roundHalfUp(price, digits), digits),
-      catalogue: Object.freeze({ price: project.price, currencyCode: project.priceCurrency }),
-      weight: projectWeight(project),
-      weightShare: weight.div(weightSum).toDecimalPlaces(10, Decimal.ROUND_HALF_UP).toString(),
-    }),
-  )
-  const portfolio = Object.freeze({ unitPrice, projects: Object.freeze(projects) })
-  if (portfolioCache.size >= 1_000) portfolioCache.clear()
-  portfolioCache.set(key, portfolio)
-  return portfolio
+  const projects: QuotedProject[] = priced.map(({ project, weight, price }) => ({
+    id: project.id,
+    impactPartnerId: project.impactPartnerId,
+    name: project.name,
+    shortDescription: project.shortDescription,
+    type: project.type,
+    location: { countryCode: project.location.countryCode, state: project.location.state },
+    unitPrice: formatDecimal(roundHalfUp(price, digits), digits),
+    catalogue: { price: project.price, currencyCode: project.priceCurrency },
+    weight: projectWeight(project),
+    weightShare: weight.div(weightSum).toDecimalPlaces(10, Decimal.ROUND_HALF_UP).toString(),
+  }))
+  return { unitPrice, projects }
 }
 
 type CreditsSection = NonNullable<LockedQuote['credits']>
@@ -354,27 +280,10 @@ export function priceQuote(input: QuoteInput, reference: ReferenceData): LockedQ
  * still sum to exactly 1 and each is within 10^-decimals of its full-precision rate.
  */
 export function displayRatesOf(rates: SectionTaxRates, decimals = 10): EffectiveRates {
-  const key = `${rateKey(rates)}|${decimals}`
-  let shown = displayRatesCache.get(key)
-  if (shown === undefined) {
-    const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = splitByWeights(
-      10n ** BigInt(decimals),
-      splitWeightsOf(rates),
-    )
-    const text = (units: bigint): string => formatRate(formatMinorUnits(units, decimals))
-    shown = Object.freeze({
-      impact: text(impact),
-      impactTax: text(impactTax),
-      serviceFee: text(serviceFee),
-      serviceFeeTax: text(serviceFeeTax),
-    })
-    if (displayRatesCache.size >= 1_000) displayRatesCache.clear()
-    displayRatesCache.set(key, shown)
-  }
-  return shown
+  const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = splitByWeights(10n ** BigInt(decimals), splitWeightsOf(rates))
+  const text = (units: bigint): string => formatRate(formatMinorUnits(units, decimals))
+  return { impact: text(impact), impactTax: text(impactTax), serviceFee: text(serviceFee), serviceFeeTax: text(serviceFeeTax) }
 }
-
-const displayRatesCache = new Map<string, EffectiveRates>()
 
 /**
  * The rates per impact partner (the quote's partnerRates), for display (see displayRatesOf): one entry per

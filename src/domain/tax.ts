@@ -226,31 +226,12 @@ export function taxRatesFor(
     throw new RangeError(`service fee rate must be a non-negative decimal, got ${serviceFeeRate.toString()}`)
   }
   const serviceFee = formatRate(serviceFeeRate)
-  let byKey = taxRatesCache.get(ruleSet)
-  if (byKey === undefined) {
-    byKey = new Map()
-    taxRatesCache.set(ruleSet, byKey)
+  const serviceFeeTax = formatRate(taxRateFor('serviceFee', jurisdiction, date, ruleSet))
+  return {
+    credits: { impactTax: formatRate(taxRateFor('creditImpact', jurisdiction, date, ruleSet)), serviceFee, serviceFeeTax },
+    contribution: { impactTax: formatRate(taxRateFor('contributionImpact', jurisdiction, date, ruleSet)), serviceFee, serviceFeeTax },
   }
-  const key = `${jurisdiction.country}|${jurisdiction.state ?? ''}|${date}|${serviceFee}`
-  let rates = byKey.get(key)
-  if (rates === undefined) {
-    const serviceFeeTax = formatRate(taxRateFor('serviceFee', jurisdiction, date, ruleSet))
-    rates = Object.freeze({
-      credits: Object.freeze({ impactTax: formatRate(taxRateFor('creditImpact', jurisdiction, date, ruleSet)), serviceFee, serviceFeeTax }),
-      contribution: Object.freeze({
-        impactTax: formatRate(taxRateFor('contributionImpact', jurisdiction, date, ruleSet)),
-        serviceFee,
-        serviceFeeTax,
-      }),
-    })
-    if (byKey.size >= 10_000) byKey.clear()
-    byKey.set(key, rates)
-  }
-  return rates
 }
-
-// The rates of a jurisdiction on a day never change within a rule set: look them up once.
-const taxRatesCache = new WeakMap<TaxRuleSet, Map<string, { credits: SectionTaxRates; contribution: SectionTaxRates }>>()
 
 /** True for the 27 EU member states (alpha-2), per sales-tax's region list. */
 export function isEuMember(countryAlpha2: string): boolean {

@@ -5,9 +5,10 @@ import type { Database } from '../db/database.js'
 import { findActiveProjects, findAllowedPartnerIds, findImpactPartners, findImportedFactors } from '../db/repositories/catalogue.js'
 import { findOrganisationById } from '../db/repositories/organisations.js'
 import { DEFAULT_EMISSION_FACTORS } from '../domain/data/emission-factors.js'
+import { indexFactors, type FactorSet } from '../domain/footprint.js'
 import { REFERENCE_FX_RATES } from '../domain/fx.js'
 import type { ReferenceData } from '../domain/pricing.js'
-import type { CreditProject, EmissionFactor, ImpactPartner } from '../domain/types.js'
+import type { CreditProject, ImpactPartner } from '../domain/types.js'
 import { notFound } from '../errors.js'
 import { createCache, type Cache } from './cache.js'
 
@@ -25,7 +26,7 @@ export interface OrganisationSettings {
 interface Catalogue {
   partners: ImpactPartner[]
   projects: CreditProject[]
-  factors: EmissionFactor[]
+  factors: FactorSet
 }
 
 type OrganisationEntry = { settings: OrganisationSettings; allowed: ReadonlySet<string> | undefined }
@@ -58,7 +59,7 @@ export class ReferenceDataCache {
   private loadCatalogue(): Promise<Catalogue> {
     return this.cached(this.catalogue, 'catalogue', () =>
       Promise.all([findImpactPartners(this.db), findActiveProjects(this.db), findImportedFactors(this.db)]).then(
-        ([partners, projects, imported]) => ({ partners, projects, factors: [...imported, ...DEFAULT_EMISSION_FACTORS] }),
+        ([partners, projects, imported]) => ({ partners, projects, factors: indexFactors([...imported, ...DEFAULT_EMISSION_FACTORS]) }),
       ),
     )
   }

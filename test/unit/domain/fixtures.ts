@@ -3,6 +3,7 @@ import type { CreditProject, ImpactPartner, SectionTaxRates } from '../../../src
 import type { QuoteInput, ReferenceData } from '../../../src/domain/pricing.js'
 import { DEFAULT_EMISSION_FACTORS } from '../../../src/domain/data/emission-factors.js'
 import { REFERENCE_FX_RATES } from '../../../src/domain/fx.js'
+import { indexFactors } from '../../../src/domain/footprint.js'
 import { Decimal } from '../../../src/domain/money.js'
 
 export function partner(overrides: Partial<ImpactPartner> & Pick<ImpactPartner, 'id'>): ImpactPartner {
@@ -42,7 +43,7 @@ export const CONTRIBUTION_PARTNERS = [
 /** One credits partner with the given projects, two contribution partners, default factors and FX. */
 export function referenceData(projects: readonly CreditProject[], extraPartners: readonly ImpactPartner[] = []): ReferenceData {
   return {
-    factors: DEFAULT_EMISSION_FACTORS,
+    factors: indexFactors(DEFAULT_EMISSION_FACTORS),
     fx: REFERENCE_FX_RATES,
     partners: [CREDITS_PARTNER, ...CONTRIBUTION_PARTNERS, ...extraPartners],
     projects,

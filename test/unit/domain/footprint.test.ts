@@ -2,14 +2,18 @@ import { describe, expect, it } from 'vitest'
 import { Decimal } from '../../../src/domain/money.js'
 import { REFERENCE_FX_RATES } from '../../../src/domain/fx.js'
 import { ANY_MCC, DEFAULT_EMISSION_FACTORS, DEFAULT_FACTOR_MCCS } from '../../../src/domain/data/emission-factors.js'
-import { deflatorFor, estimateFootprint, findFactor } from '../../../src/domain/footprint.js'
+import { deflatorFor, estimateFootprint, findFactor as findIn, indexFactors } from '../../../src/domain/footprint.js'
 import type { FootprintInput } from '../../../src/domain/footprint.js'
 import type { EmissionFactor } from '../../../src/domain/types.js'
+
+/** findFactor over a plain list of rows (indexed on each call: fine in tests). */
+const findFactor = (factors: readonly EmissionFactor[], ...rest: ['carbon' | 'nature', string, string]) =>
+  findIn(indexFactors(factors), ...rest)
 
 const estimate = (input: Partial<FootprintInput> & Pick<FootprintInput, 'amount'>) =>
   estimateFootprint(
     { kind: 'carbon', currencyCode: 'GBP', mcc: '5992', merchantCountry: 'GBR', date: '2026-02-10', ...input },
-    DEFAULT_EMISSION_FACTORS,
+    indexFactors(DEFAULT_EMISSION_FACTORS),
     REFERENCE_FX_RATES,
   )
 

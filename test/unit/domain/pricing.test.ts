@@ -7,6 +7,7 @@ import type { LockedQuote, SectionTaxRates } from '../../../src/domain/types.js'
 import { DEMO_CREDIT_PROJECTS, DEMO_IMPACT_PARTNERS } from '../../../src/domain/data/demo-catalogue.js'
 import { DEFAULT_EMISSION_FACTORS } from '../../../src/domain/data/emission-factors.js'
 import { REFERENCE_FX_RATES } from '../../../src/domain/fx.js'
+import { indexFactors } from '../../../src/domain/footprint.js'
 import { CREDITS_PARTNER, exactRatesOf, partner, project, quoteInput, referenceData, sum } from './fixtures.js'
 import { arbitraryProjects, arbitraryQuoteInput } from './arbitraries.js'
 
@@ -270,7 +271,7 @@ describe('priceQuote: projects, weights and partners', () => {
 
   it('prices the demo catalogue for the demo organisation (GBP florist, UK consumer, matching on)', () => {
     const quote = priceQuote(quoteInput({ matchConsumerLocation: true }), {
-      factors: DEFAULT_EMISSION_FACTORS,
+      factors: indexFactors(DEFAULT_EMISSION_FACTORS),
       fx: REFERENCE_FX_RATES,
       partners: DEMO_IMPACT_PARTNERS,
       projects: DEMO_CREDIT_PROJECTS,
