@@ -128,18 +128,28 @@ function mapFastifyError(error: Partial<FastifyError>): AppError | undefined {
   if (error.statusCode === 429) return new AppError('TOO_MANY_REQUESTS', 'too many requests, slow down')
   if (error.statusCode === 503) return new AppError('SERVICE_UNAVAILABLE', 'service is unavailable, retry later')
   if (isPoolTimeout(error)) return new AppError('SERVICE_UNAVAILABLE', 'service is busy, retry later')
-  if (typeof error.code === 'string' && DATABASE_UNAVAILABLE.has(error.code)) {
+  if ((typeof error.code === 'string' && DATABASE_UNAVAILABLE.has(error.code)) || isConnectionLost(error)) {
     return new AppError('SERVICE_UNAVAILABLE', 'database is unavailable, retry later')
   }
   return undefined
 }
 
-/** Connection-level failures (socket errors and Postgres' SQLSTATE classes 08, 53300, 57P0x): retryable, not a bug. */
+/**
+ * Connection-level failures (socket errors and Postgres' SQLSTATE classes 08, 53300, 57P0x) and
+ * statements cancelled by statement_timeout (57014): retryable, not a bug. ETIMEDOUT is also the
+ * code of DatabaseTimeoutError (src/db/connect.ts): a statement without an answer within
+ * DATABASE_QUERY_TIMEOUT_MS.
+ */
 const DATABASE_UNAVAILABLE = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',
   'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '57014',
   '08000',
   '08001',
   '08003',
@@ -154,6 +164,10 @@ const DATABASE_UNAVAILABLE = new Set([
 const isPoolTimeout = (error: Partial<FastifyError>): boolean =>
   typeof error.message === 'string' &&
   /timeout exceeded when trying to connect|Connection terminated due to connection timeout/.test(error.message)
+
+/** pg's errors (no code) for a connection that ended under a statement, or was used after that. */
+const isConnectionLost = (error: Partial<FastifyError>): boolean =>
+  typeof error.message === 'string' && /^Connection terminated|^Client has encountered a connection error/.test(error.message)
 
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {

@@ -27,11 +27,18 @@ const healthRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { ctx 
       },
     },
     async () => {
-      try {
-        await sql`SELECT 1`.execute(ctx.database.db)
-      } catch {
-        throw new AppError('SERVICE_UNAVAILABLE', 'database is unavailable')
-      }
+      // Bounded on its own: a probe must answer within a second even when every pooled connection is
+      // stuck. The abandoned check still ends within the pool's own bounds.
+      let timer: NodeJS.Timeout | undefined
+      const timedOut = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), ctx.config.READINESS_TIMEOUT_MS)
+      })
+      const answered = sql`SELECT 1`.execute(ctx.database.db).then(
+        () => true,
+        () => false,
+      )
+      const ready = await Promise.race([answered, timedOut]).finally(() => clearTimeout(timer))
+      if (!ready) throw new AppError('SERVICE_UNAVAILABLE', 'database is unavailable')
       return { status: 'ready' as const, database: ctx.database.backend }
     },
   )
