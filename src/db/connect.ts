@@ -2,7 +2,15 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import type { PGlite } from '@electric-sql/pglite'
-import { Kysely, PostgresDialect, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely'
+import {
+  Kysely,
+  PostgresDialect,
+  sql,
+  type PostgresCursor,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQueryResult,
+} from 'kysely'
 import pg from 'pg'
 import type { Database } from './database.js'
 
@@ -148,6 +156,99 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
         await Promise.race([ended, sleep(1_000)])
       }
     },
+  }
+}
+
+/** Error codes of a database that is starting, restarting or out of reach for now: worth waiting for at start-up. */
+const TRANSIENT_CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '57P03', // cannot_connect_now: the server is starting up or shutting down
+  '53300', // too_many_connections
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+])
+
+/** The code of an error, or of the first of an AggregateError's errors (Node tries each address of a host). */
+export function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string') return code
+  const inner = (error as { errors?: unknown } | null)?.errors
+  return Array.isArray(inner) && inner.length > 0 ? errorCode(inner[0]) : undefined
+}
+
+/**
+ * True when waiting may help (nothing listens yet, a refused or timed-out connection, DNS not
+ * there yet, a server starting up); false for what waiting cannot fix (bad credentials, an
+ * unknown database, a bug), which start-up reports at once.
+ */
+export function isTransientConnectError(error: unknown): boolean {
+  const code = errorCode(error)
+  if (code !== undefined) return TRANSIENT_CONNECT_CODES.has(code)
+  const message = error instanceof Error ? error.message : ''
+  return /timeout exceeded when trying to connect|^Connection terminated/.test(message)
+}
+
+export class DatabaseUnreachableError extends Error {
+  constructor(
+    readonly waitedMs: number,
+    readonly attempts: number,
+    readonly lastError: unknown,
+  ) {
+    super(
+      `the database is still unreachable after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${waitedMs} ms (DATABASE_STARTUP_TIMEOUT_MS)`,
+      {
+        cause: lastError,
+      },
+    )
+    this.name = 'DatabaseUnreachableError'
+  }
+}
+
+export interface StartupRetry {
+  attempt: number
+  error: unknown
+  /** Wait before the next attempt. */
+  delayMs: number
+  /** What is left of the budget. */
+  remainingMs: number
+}
+
+/**
+ * Start-up: waits until the database answers `SELECT 1`, retrying transient failures with
+ * exponential backoff (250 ms, 500 ms, 1 s … at most 5 s apart) for up to `budgetMs` (0: one
+ * attempt). Each attempt is itself bounded by the pool's connect and statement bounds. Throws
+ * DatabaseUnreachableError when the budget is spent, and at once for a failure that waiting
+ * cannot fix. Resolves with the number of attempts.
+ */
+export async function waitForDatabase(
+  handle: DatabaseHandle,
+  options: { budgetMs: number; onRetry?: (retry: StartupRetry) => void; now?: () => number },
+): Promise<number> {
+  const now = options.now ?? Date.now
+  const started = now()
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await sql`SELECT 1`.execute(handle.db)
+      return attempt
+    } catch (error) {
+      if (!isTransientConnectError(error)) throw error
+      const waited = now() - started
+      const remainingMs = options.budgetMs - waited
+      if (remainingMs <= 0) throw new DatabaseUnreachableError(waited, attempt, error)
+      const delayMs = Math.min(remainingMs, 250 * 2 ** Math.min(attempt - 1, 5), 5_000)
+      options.onRetry?.({ attempt, error, delayMs, remainingMs })
+      await new Promise((resolve) => setTimeout(resolve, delayMs))
+    }
   }
 }
 
