@@ -5,10 +5,11 @@
 // A TCP proxy between the app's pool and Postgres freezes the link (Postgres only: PGlite has none).
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
-import { openConfiguredDatabase, type DatabaseHandle } from '../../src/db/connect.js'
+import { DatabaseTimeoutError, openConfiguredDatabase, type DatabaseHandle } from '../../src/db/connect.js'
 import { findUnbalancedAllocations } from '../../src/db/repositories/allocations.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/db.js'
@@ -146,19 +147,27 @@ describe.runIf(onPostgres())('a database link that stops answering (TCP proxy, r
   it('frozen: every route that needs the database answers 503 + Retry-After within its bound, /readyz within a second, /healthz 200', async () => {
     proxy.freeze()
     try {
-      const [ready, health, quote, read, organisation, created, ...more] = await Promise.all([
+      const [ready, health, quote, read, organisation, child, created, ...more] = await Promise.all([
         timed('GET', '/readyz'),
         timed('GET', '/healthz'),
         timed('POST', '/quotes/carbon', floristQuote(org.organisationId)),
         timed('GET', `/funds/allocations/${allocationId}`),
         timed('GET', `/v3/organisations/${org.organisationId}`),
+        // A transaction: its ROLLBACK must not wait behind the statement that timed out.
+        timed('POST', '/v3/organisations', {
+          parentOrganisationId: org.organisationId,
+          tradingName: 'Frozen Child',
+          legalName: 'Frozen Child Ltd',
+          address: { line1: '1 A St', city: 'Leeds', postalCode: 'LS1 1AA', countryCode: 'GBR' },
+          currencyCode: 'GBP',
+        }),
         allocate(randomUUID()),
         // More requests than the pool has connections: some wait for one.
         ...Array.from({ length: 12 }, () => timed('GET', `/funds/allocations/${allocationId}`)),
       ])
       expect(health.status).toBe(200)
       expectUnavailable(ready!, 1000)
-      for (const res of [quote!, read!, organisation!, created!, ...more]) expectUnavailable(res, STATEMENT_BOUND_MS)
+      for (const res of [quote!, read!, organisation!, child!, created!, ...more]) expectUnavailable(res, STATEMENT_BOUND_MS)
       // Still frozen, with every pooled connection that was stuck gone: the same answers, as fast.
       expectUnavailable(await timed('GET', '/readyz'), 1000)
       expectUnavailable(await timed('GET', `/funds/allocations/${allocationId}`), STATEMENT_BOUND_MS)
@@ -233,6 +242,40 @@ describe.runIf(onPostgres())('a database link that stops answering (TCP proxy, r
       await expectExactlyOne(key, retry.body)
     }
     await expectRecovered()
+  })
+
+  it('a transaction whose statement gets no answer fails within one bound (its ROLLBACK does not queue behind it), and the pool recovers', async () => {
+    const handle = await openConfiguredDatabase(
+      loadConfig({
+        DATABASE_URL: proxy.url(database.url!),
+        DATABASE_POOL_MAX: '1',
+        DATABASE_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
+        DATABASE_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
+        DATABASE_STATEMENT_TIMEOUT_MS: '800',
+        IDEMPOTENCY_LOCK_TIMEOUT_MS: '400',
+      }),
+    )
+    try {
+      await sql`SELECT 1`.execute(handle.db)
+      proxy.freeze()
+      const started = performance.now()
+      const failed = await handle.db
+        .transaction()
+        .execute((trx) => sql`SELECT 1`.execute(trx))
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        )
+      expect(failed).toBeInstanceOf(DatabaseTimeoutError)
+      expect(performance.now() - started).toBeLessThan(QUERY_TIMEOUT_MS + SLACK_MS)
+      proxy.resume()
+      // The only connection was the stuck one: it is gone, and a new one answers at once.
+      const { rows } = await sql<{ n: number }>`SELECT 2 AS n`.execute(handle.db)
+      expect(rows).toEqual([{ n: 2 }])
+    } finally {
+      proxy.resume()
+      await handle.close()
+    }
   })
 
   it('an app closing while the link is frozen still closes within a few seconds (shutdown is not held hostage)', async () => {
