@@ -68,6 +68,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     bodyLimit: config.BODY_LIMIT_BYTES,
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     keepAliveTimeout: 72_000,
+    // On close: idle keep-alive connections are closed at once; requests arriving later get a 503.
+    forceCloseConnections: 'idle',
     return503OnClosing: true,
     rewriteUrl: (req) => withoutVersionPrefix(req.url ?? '/'),
     ajv: {
@@ -104,6 +106,19 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await allocations.drain()
     await database.close()
   })
+
+  // Shutdown with keep-alive clients: a connection busy when close() starts would be kept alive after
+  // its answer and hold the process until keepAliveTimeout. Answers sent from then on say
+  // `Connection: close` (Node then closes the connection), and connections that fall idle anyway
+  // (an answer already on its way at that moment) are closed as they appear.
+  let closing: NodeJS.Timeout | undefined
+  app.addHook('preClose', async () => {
+    closing = setInterval(() => app.server.closeIdleConnections(), 100).unref()
+  })
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing !== undefined) reply.header('connection', 'close')
+  })
+  app.addHook('onClose', async () => clearInterval(closing))
 
   installErrorHandlers(app)
 
@@ -147,7 +162,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () => app.swagger())
 
   const quoteDeps = { access, reference, quotes, clock }
-  await app.register(healthRoutes, { database })
+  await app.register(healthRoutes, { database, readinessTimeoutMs: config.READINESS_TIMEOUT_MS })
   await app.register(organisationRoutes, { deps: { db, access, clock } })
   await app.register(quoteRoutes, { deps: quoteDeps, limits })
   await app.register(sessionRoutes, { deps: { ...quoteDeps, db, sessionTtlSeconds: config.SESSION_TTL_SECONDS }, limits })

@@ -17,8 +17,33 @@ export const ConfigSchema = Type.Object(
     ),
     DATA_DIR: Type.String({ default: '.data', minLength: 1, description: 'Directory of the embedded database and demo credentials' }),
     DATABASE_POOL_MAX: Int({ default: 10, minimum: 1, maximum: 200, description: 'Maximum Postgres connections per process' }),
-    DATABASE_CONNECT_TIMEOUT_MS: Int({ default: 5000, minimum: 100, description: 'Wait for a pooled connection before answering 503' }),
-    DATABASE_STATEMENT_TIMEOUT_MS: Int({ default: 10000, minimum: 100, description: 'Postgres statement_timeout for API connections' }),
+    DATABASE_CONNECT_TIMEOUT_MS: Int({
+      default: 2000,
+      minimum: 100,
+      description: 'Wait for a pooled connection, or to open a new one, before answering 503',
+    }),
+    DATABASE_QUERY_TIMEOUT_MS: Int({
+      default: 4000,
+      minimum: 100,
+      description:
+        'Client-side bound on every statement (no answer in time: 503, the connection is dropped); above DATABASE_STATEMENT_TIMEOUT_MS',
+    }),
+    DATABASE_STATEMENT_TIMEOUT_MS: Int({
+      default: 3000,
+      minimum: 100,
+      description: 'Postgres statement_timeout for API connections; below DATABASE_QUERY_TIMEOUT_MS',
+    }),
+    DATABASE_STARTUP_TIMEOUT_MS: Int({
+      default: 30000,
+      minimum: 0,
+      description: 'At start-up, how long to retry (with backoff) a Postgres that cannot be reached before exiting with status 1',
+    }),
+    READINESS_TIMEOUT_MS: Int({
+      default: 750,
+      minimum: 50,
+      maximum: 10000,
+      description: 'How long /readyz waits for the database before answering 503',
+    }),
     MIGRATE_ON_START: Type.Boolean({
       default: false,
       description: 'Run pending migrations at start-up on Postgres (the embedded database always migrates)',
@@ -53,9 +78,9 @@ export const ConfigSchema = Type.Object(
     SESSION_TTL_SECONDS: Int({ default: 1800, minimum: 1, maximum: 86400, description: 'Lifetime of a post-purchase or checkout session' }),
     AMOUNT_MAX: Int({ default: 1000000, minimum: 1, description: 'Largest accepted transaction or allocation amount, in currency units' }),
     IDEMPOTENCY_LOCK_TIMEOUT_MS: Int({
-      default: 5000,
+      default: 2000,
       minimum: 50,
-      description: 'How long a duplicate waits for an in-flight request with the same key before 409',
+      description: 'How long a duplicate waits for an in-flight request with the same key before 409; below DATABASE_STATEMENT_TIMEOUT_MS',
     }),
     SMTP_URL: Type.Optional(
       Type.String({
@@ -109,8 +134,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const key = error.path.replace(/^\//, '')
     problems.push(`${key}=${JSON.stringify(withDefaults[key])}: ${error.message}`)
   }
+  if (problems.length === 0) problems.push(...orderingProblems(withDefaults as Config))
   if (problems.length > 0) throw new ConfigError(problems)
   return Object.freeze(withDefaults as Config)
+}
+
+/**
+ * The database bounds nest: a duplicate's lock wait ends (409) before its statement is cancelled by
+ * Postgres, which happens (503, the connection stays usable) before the client gives up on the
+ * statement (503, the connection is dropped).
+ */
+function orderingProblems(config: Config): string[] {
+  const problems: string[] = []
+  const mustBeBelow = (lower: keyof Config, upper: keyof Config) => {
+    if ((config[lower] as number) >= (config[upper] as number)) {
+      problems.push(`${lower}=${config[lower]}: must be below ${upper} (${config[upper]})`)
+    }
+  }
+  mustBeBelow('IDEMPOTENCY_LOCK_TIMEOUT_MS', 'DATABASE_STATEMENT_TIMEOUT_MS')
+  mustBeBelow('DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_QUERY_TIMEOUT_MS')
+  return problems
 }
 
 /**

@@ -1,15 +1,101 @@
 // Entry point: config → database (+ schema) → demo bootstrap → app → listen, with graceful shutdown.
+import { writeSync } from 'node:fs'
+import { hostname } from 'node:os'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { bootstrapDemo, demoCredentialsPath, hasDemoCredentials } from './bootstrap/demo.js'
 import { ConfigError, loadConfig, loadDotEnvFile } from './config.js'
-import { DataDirLockedError, openConfiguredDatabase } from './db/connect.js'
+import {
+  DatabaseUnreachableError,
+  DataDirLockedError,
+  errorCode,
+  openConfiguredDatabase,
+  waitForDatabase,
+  type DatabaseHandle,
+} from './db/connect.js'
 import { PendingMigrationsError, prepareSchema } from './db/migrate.js'
+
+const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const
+type Level = keyof typeof LEVELS
+
+/**
+ * Start-up lines before (or without) the app's logger: one JSON object per line in pino's format
+ * (level, time, pid, hostname, msg), written synchronously so that nothing is lost on exit.
+ */
+function startupLog(levelName: string) {
+  const threshold = levelName === 'silent' ? Infinity : (LEVELS[levelName as Level] ?? LEVELS.info)
+  return (level: Level, msg: string, fields: Record<string, unknown> = {}) => {
+    if (LEVELS[level] < threshold) return
+    const line = { level: LEVELS[level], time: Date.now(), pid: process.pid, hostname: hostname(), ...fields, msg }
+    writeSync(1, `${JSON.stringify(line)}\n`)
+  }
+}
+
+/** An error as a log field: what went wrong, without a stack (the stack only for the unexpected). */
+function describeError(error: unknown, withStack = false): Record<string, unknown> {
+  if (!(error instanceof Error)) return { type: typeof error, message: String(error) }
+  const inner = (error as { errors?: unknown }).errors
+  const message = error.message || (Array.isArray(inner) ? inner.map((e) => (e instanceof Error ? e.message : String(e))).join('; ') : '')
+  return {
+    type: error.name,
+    ...(errorCode(error) === undefined ? {} : { code: errorCode(error) }),
+    message,
+    ...(withStack && error.stack ? { stack: error.stack } : {}),
+  }
+}
+
+/** Where DATABASE_URL points, without its credentials. */
+function databaseTarget(url: string): Record<string, unknown> {
+  try {
+    const parsed = new URL(url)
+    return { host: parsed.hostname, port: Number(parsed.port || 5432), database: decodeURIComponent(parsed.pathname.slice(1)) }
+  } catch {
+    return {}
+  }
+}
+
+let log = startupLog('info')
+/** The database start-up waits for, for its log lines. */
+let databaseField: Record<string, unknown> = {}
+
+/** The database answered, but with a failure that waiting does not fix (credentials, database name…). */
+class DatabaseRefusedError extends Error {
+  constructor(readonly reason: unknown) {
+    super(`the database cannot be used: ${reason instanceof Error ? reason.message : String(reason)}`, { cause: reason })
+    this.name = 'DatabaseRefusedError'
+  }
+}
+
+async function connect(config: ReturnType<typeof loadConfig>): Promise<DatabaseHandle> {
+  const database = await openConfiguredDatabase(config)
+  if (database.backend !== 'postgres' || !config.DATABASE_URL) return database
+  databaseField = { database: databaseTarget(config.DATABASE_URL) }
+  let reported: string | undefined
+  try {
+    await waitForDatabase(database, {
+      budgetMs: config.DATABASE_STARTUP_TIMEOUT_MS,
+      onRetry: ({ attempt, error, delayMs, remainingMs }) => {
+        // One line per distinct problem, not one per attempt.
+        const err = describeError(error)
+        const key = `${String(err.code)}|${String(err.message)}`
+        if (key === reported) return
+        reported = key
+        log('warn', 'database is unreachable; retrying', { ...databaseField, err, attempt, retryInMs: delayMs, giveUpInMs: remainingMs })
+      },
+    })
+  } catch (error) {
+    await database.close()
+    throw error instanceof DatabaseUnreachableError ? error : new DatabaseRefusedError(error)
+  }
+  if (reported !== undefined) log('info', 'database is reachable', databaseField)
+  return database
+}
 
 async function main(): Promise<void> {
   loadDotEnvFile()
   const config = loadConfig()
-  const database = await openConfiguredDatabase(config)
+  log = startupLog(config.LOG_LEVEL)
+  const database = await connect(config)
   const embedded = database.backend === 'pglite'
   let app
   try {
@@ -34,7 +120,7 @@ async function main(): Promise<void> {
     throw error
   }
   const server = app
-  closeWithGrace({ delay: config.SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
+  closeWithGrace({ delay: config.SHUTDOWN_GRACE_MS, logger: server.log }, async ({ signal, err }) => {
     if (err) server.log.error({ err }, 'shutting down after an unexpected error')
     else server.log.info({ signal }, 'shutting down')
     await server.close()
@@ -44,7 +130,17 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  const known = error instanceof ConfigError || error instanceof PendingMigrationsError || error instanceof DataDirLockedError
-  console.error(known ? `canopy: ${(error as Error).message}` : error)
+  if (error instanceof DatabaseUnreachableError) {
+    log('fatal', `canopy: ${error.message}; exiting`, { ...databaseField, err: describeError(error.lastError) })
+  } else if (error instanceof DatabaseRefusedError) {
+    log('fatal', `canopy: ${error.message}`, { ...databaseField, err: describeError(error.reason) })
+  } else if (error instanceof ConfigError) {
+    // Printed whatever LOG_LEVEL says: the level itself may be what is wrong.
+    startupLog('info')('fatal', `canopy: ${error.message}`, { problems: error.problems })
+  } else if (error instanceof PendingMigrationsError || error instanceof DataDirLockedError) {
+    log('fatal', `canopy: ${error.message}`)
+  } else {
+    log('fatal', 'canopy: start-up failed', { err: describeError(error, true) })
+  }
   process.exit(1)
 })

@@ -2,7 +2,15 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import type { PGlite } from '@electric-sql/pglite'
-import { Kysely, PostgresDialect } from 'kysely'
+import {
+  Kysely,
+  PostgresDialect,
+  sql,
+  type PostgresCursor,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQueryResult,
+} from 'kysely'
 import pg from 'pg'
 import type { Database } from './database.js'
 
@@ -19,25 +27,119 @@ export interface DatabaseHandle {
 export interface PostgresOptions {
   url: string
   poolMax?: number
+  /** Bounds both the wait for a pooled connection and the opening of a new one (TCP, TLS, start-up). */
   connectTimeoutMs?: number
+  /**
+   * Client-side bound on every statement, from sending it to its answer. It also covers a link that
+   * stops answering (no reply ever comes), which the server-side statement_timeout cannot.
+   */
+  queryTimeoutMs?: number
+  /** Postgres statement_timeout: keep it below queryTimeoutMs, so that a slow statement is cancelled by the server first. */
   statementTimeoutMs?: number
   /** Bounds every lock wait; the only waits in this service are concurrent duplicates of one Idempotency-Key. */
   lockTimeoutMs?: number
   applicationName?: string
 }
 
+/** The bounds openPostgres uses when not given (the configuration's defaults, src/config.ts). */
+export const POSTGRES_BOUNDS = Object.freeze({
+  connectTimeoutMs: 2000,
+  queryTimeoutMs: 4000,
+  statementTimeoutMs: 3000,
+  lockTimeoutMs: 2000,
+})
+
+/**
+ * A statement got no answer within the client-side bound. Its connection is destroyed, never
+ * returned to the pool: whatever it was doing is unknown, and the next statement would queue behind
+ * it. Its code is the one of a socket timeout, so it answers 503 SERVICE_UNAVAILABLE with
+ * Retry-After like every other lost connection (DATABASE_UNAVAILABLE in src/http/errors.ts).
+ */
+export class DatabaseTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT'
+  constructor(readonly timeoutMs: number) {
+    super(`the database did not answer within ${timeoutMs} ms`)
+    this.name = 'DatabaseTimeoutError'
+  }
+}
+
+/**
+ * Every statement of a pooled client is bounded by `timeoutMs`. A client whose statement timed out
+ * refuses further statements (a transaction's ROLLBACK fails at once instead of queueing behind the
+ * stuck statement) and, when Kysely releases it, is destroyed and removed from the pool.
+ */
+function boundedClient(client: pg.PoolClient, timeoutMs: number): PostgresPoolClient {
+  let timedOut: DatabaseTimeoutError | undefined
+  function query<R>(sql: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>>
+  function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>
+  function query<R>(sql: string | PostgresCursor<R>, parameters?: readonly unknown[]): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    // Cursors (streaming) are not configured in this service.
+    if (typeof sql !== 'string') throw new TypeError('cursors are not supported')
+    if (timedOut) return Promise.reject(timedOut)
+    let timer: NodeJS.Timeout | undefined
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        timedOut = new DatabaseTimeoutError(timeoutMs)
+        reject(timedOut)
+      }, timeoutMs)
+    })
+    // The race also handles a late rejection of the abandoned statement (its connection is destroyed).
+    const answered = client.query(sql, parameters as unknown[]) as unknown as Promise<PostgresQueryResult<R>>
+    return Promise.race([answered, expired]).finally(() => clearTimeout(timer))
+  }
+  return {
+    query,
+    release() {
+      if (timedOut === undefined) return client.release()
+      // Destroyed before it is released, so that no waiting request is handed this connection.
+      client.connection.stream.destroy()
+      client.release(timedOut)
+    },
+  }
+}
+
+/** The pool Kysely sees: pg's, with every statement bounded (boundedClient). */
+function boundedPool(pool: pg.Pool, queryTimeoutMs: number): PostgresPool {
+  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>()
+  return {
+    async connect() {
+      const client = await pool.connect()
+      let wrapper = wrappers.get(client)
+      if (wrapper === undefined) {
+        wrapper = boundedClient(client, queryTimeoutMs)
+        wrappers.set(client, wrapper)
+      }
+      return wrapper
+    },
+    end: () => pool.end(),
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
+
 export function openPostgres(options: PostgresOptions): DatabaseHandle {
+  const queryTimeoutMs = options.queryTimeoutMs ?? POSTGRES_BOUNDS.queryTimeoutMs
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolMax ?? 10,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
-    statement_timeout: options.statementTimeoutMs ?? 10000,
-    lock_timeout: options.lockTimeoutMs ?? 5000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? POSTGRES_BOUNDS.connectTimeoutMs,
+    statement_timeout: options.statementTimeoutMs ?? POSTGRES_BOUNDS.statementTimeoutMs,
+    lock_timeout: options.lockTimeoutMs ?? POSTGRES_BOUNDS.lockTimeoutMs,
     application_name: options.applicationName ?? 'canopy',
+    // Lets the kernel notice a peer that has gone away on an idle connection; the bounds above do the rest.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   })
+  const clients = new Set<pg.PoolClient>()
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {})
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  pool.on('connect', (client) => {
+    clients.add(client)
+    // Nor may a checked-out one (pg emits 'error' on the client; its statement fails on its own).
+    client.on('error', () => {})
+  })
+  pool.on('remove', (client) => clients.delete(client))
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: boundedPool(pool, queryTimeoutMs) }) })
   let closed = false
   return {
     db,
@@ -47,8 +149,106 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
       closed = true
       // A handler whose client has gone away may still be between queries: let the pool fall quiet first.
       await waitForQuietPool(pool, 5_000)
-      await db.destroy()
+      // Ending a connection waits for the server's goodbye, which a frozen link never sends: bounded.
+      const ended = db.destroy().then(() => true)
+      if (!(await Promise.race([ended, sleep(1_000).then(() => false)]))) {
+        for (const client of clients) client.connection.stream.destroy()
+        await Promise.race([ended, sleep(1_000)])
+      }
     },
+  }
+}
+
+/** Error codes of a database that is starting, restarting or out of reach for now: worth waiting for at start-up. */
+const TRANSIENT_CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '57P03', // cannot_connect_now: the server is starting up or shutting down
+  '53300', // too_many_connections
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+])
+
+/** The code of an error, or of the first of an AggregateError's errors (Node tries each address of a host). */
+export function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string') return code
+  const inner = (error as { errors?: unknown } | null)?.errors
+  return Array.isArray(inner) && inner.length > 0 ? errorCode(inner[0]) : undefined
+}
+
+/**
+ * True when waiting may help (nothing listens yet, a refused or timed-out connection, DNS not
+ * there yet, a server starting up); false for what waiting cannot fix (bad credentials, an
+ * unknown database, a bug), which start-up reports at once.
+ */
+export function isTransientConnectError(error: unknown): boolean {
+  const code = errorCode(error)
+  if (code !== undefined) return TRANSIENT_CONNECT_CODES.has(code)
+  const message = error instanceof Error ? error.message : ''
+  return /timeout exceeded when trying to connect|^Connection terminated/.test(message)
+}
+
+export class DatabaseUnreachableError extends Error {
+  constructor(
+    readonly waitedMs: number,
+    readonly attempts: number,
+    readonly lastError: unknown,
+  ) {
+    super(
+      `the database is still unreachable after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${waitedMs} ms (DATABASE_STARTUP_TIMEOUT_MS)`,
+      {
+        cause: lastError,
+      },
+    )
+    this.name = 'DatabaseUnreachableError'
+  }
+}
+
+export interface StartupRetry {
+  attempt: number
+  error: unknown
+  /** Wait before the next attempt. */
+  delayMs: number
+  /** What is left of the budget. */
+  remainingMs: number
+}
+
+/**
+ * Start-up: waits until the database answers `SELECT 1`, retrying transient failures with
+ * exponential backoff (250 ms, 500 ms, 1 s … at most 5 s apart) for up to `budgetMs` (0: one
+ * attempt). Each attempt is itself bounded by the pool's connect and statement bounds. Throws
+ * DatabaseUnreachableError when the budget is spent, and at once for a failure that waiting
+ * cannot fix. Resolves with the number of attempts.
+ */
+export async function waitForDatabase(
+  handle: DatabaseHandle,
+  options: { budgetMs: number; onRetry?: (retry: StartupRetry) => void; now?: () => number },
+): Promise<number> {
+  const now = options.now ?? Date.now
+  const started = now()
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await sql`SELECT 1`.execute(handle.db)
+      return attempt
+    } catch (error) {
+      if (!isTransientConnectError(error)) throw error
+      const waited = now() - started
+      const remainingMs = options.budgetMs - waited
+      if (remainingMs <= 0) throw new DatabaseUnreachableError(waited, attempt, error)
+      const delayMs = Math.min(remainingMs, 250 * 2 ** Math.min(attempt - 1, 5), 5_000)
+      options.onRetry?.({ attempt, error, delayMs, remainingMs })
+      await new Promise((resolve) => setTimeout(resolve, delayMs))
+    }
   }
 }
 
@@ -151,6 +351,7 @@ export async function openConfiguredDatabase(config: {
   DATA_DIR: string
   DATABASE_POOL_MAX: number
   DATABASE_CONNECT_TIMEOUT_MS: number
+  DATABASE_QUERY_TIMEOUT_MS: number
   DATABASE_STATEMENT_TIMEOUT_MS: number
   IDEMPOTENCY_LOCK_TIMEOUT_MS: number
 }): Promise<DatabaseHandle> {
@@ -159,6 +360,7 @@ export async function openConfiguredDatabase(config: {
       url: config.DATABASE_URL,
       poolMax: config.DATABASE_POOL_MAX,
       connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+      queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
       statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
       lockTimeoutMs: config.IDEMPOTENCY_LOCK_TIMEOUT_MS,
     })

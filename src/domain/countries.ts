@@ -1,6 +1,7 @@
 // Country codes (ISO 3166-1) and first-level subdivisions where tax or project matching needs them.
 // Only i18n-iso-countries' code tables are loaded (index.js), not its 78 language files.
 import countries from 'i18n-iso-countries/index.js'
+import { DomainError } from './errors.js'
 
 /** True when `alpha3` is an assigned ISO 3166-1 alpha-3 code. Case-sensitive: upper case only. */
 export function isKnownCountry(alpha3: string): boolean {
@@ -70,6 +71,7 @@ const US_STATES: Readonly<Record<string, string>> = {
   MP: 'Northern Mariana Islands',
   PR: 'Puerto Rico',
   VI: 'U.S. Virgin Islands',
+  UM: 'United States Minor Outlying Islands',
 }
 
 const CA_PROVINCES: Readonly<Record<string, string>> = {
@@ -104,23 +106,78 @@ function indexByName(codes: Readonly<Record<string, string>>, aliases: Readonly<
   return index
 }
 
-const SUBDIVISIONS: Readonly<Record<string, { codes: Readonly<Record<string, string>>; byName: ReadonlyMap<string, string> }>> = {
+interface SubdivisionTable {
+  /** ISO 3166-1 alpha-2 of the country: the prefix of its ISO 3166-2 codes ("CA" in "CA-ON"). */
+  readonly prefix: string
+  /** What a subdivision is called in messages. */
+  readonly kind: string
+  readonly codes: Readonly<Record<string, string>>
+  readonly byName: ReadonlyMap<string, string>
+  /** A code and its name, quoted in the message that refuses an unknown subdivision. */
+  readonly example: readonly [code: string, name: string]
+}
+
+// Only where tax depends on the subdivision (US states, Canadian provinces and territories): there
+// every accepted spelling must resolve to one code, and anything else is refused (UNKNOWN_SUBDIVISION).
+const SUBDIVISIONS: Readonly<Record<string, SubdivisionTable>> = {
   USA: {
+    prefix: 'US',
+    kind: 'state',
     codes: US_STATES,
-    byName: indexByName(US_STATES, { 'Washington DC': 'DC', 'Washington D.C.': 'DC', 'US Virgin Islands': 'VI' }),
+    byName: indexByName(US_STATES, {
+      'Washington DC': 'DC',
+      'Washington D.C.': 'DC',
+      'US Virgin Islands': 'VI',
+      'Virgin Islands, U.S.': 'VI',
+      'United States Virgin Islands': 'VI',
+    }),
+    example: ['NY', 'New York'],
   },
   CAN: {
+    prefix: 'CA',
+    kind: 'province or territory',
     codes: CA_PROVINCES,
-    byName: indexByName(CA_PROVINCES, { Québec: 'QC', Newfoundland: 'NL', 'Yukon Territory': 'YT', PEI: 'PE' }),
+    // The French names are official too (ISO 3166-2:CA lists both).
+    byName: indexByName(CA_PROVINCES, {
+      Québec: 'QC',
+      Newfoundland: 'NL',
+      'Yukon Territory': 'YT',
+      PEI: 'PE',
+      'Colombie-Britannique': 'BC',
+      'Île-du-Prince-Édouard': 'PE',
+      'Nouveau-Brunswick': 'NB',
+      'Nouvelle-Écosse': 'NS',
+      'Terre-Neuve-et-Labrador': 'NL',
+      'Territoires du Nord-Ouest': 'NT',
+    }),
+    example: ['ON', 'Ontario'],
   },
 }
 
+/** True where tax depends on the state or province (USA and CAN): there an unknown one is refused. */
+export function hasTaxedSubdivisions(countryAlpha3: string): boolean {
+  return SUBDIVISIONS[countryAlpha3] !== undefined
+}
+
 /**
- * Normalises a consumer's or merchant's state/province for tax and project matching.
- * - USA and CAN: a 2-letter code in any case ("qc") or the English name in any case, with or
- *   without accents ("Québec", "new york") → the upper-case postal code ("QC", "NY"); anything
+ * The code of a US state or Canadian province from any accepted spelling, any case, surrounding
+ * spaces ignored: its ISO 3166-2 code without or with the country prefix ("ON", "CA-ON"), or its
+ * name, with or without accents ("Ontario", "Québec", "new york"); French names for Canada.
+ * undefined when unrecognised (or when the country has no table).
+ */
+function lookUpSubdivision(table: SubdivisionTable, state: string): string | undefined {
+  const upper = state.trim().toUpperCase()
+  const code = upper.startsWith(`${table.prefix}-`) ? upper.slice(table.prefix.length + 1) : upper
+  if (/^[A-Z]{2}$/.test(code) && table.codes[code] !== undefined) return code
+  return table.byName.get(nameKey(state))
+}
+
+/**
+ * Normalises a consumer's or merchant's state/province for project matching (lenient).
+ * - USA and CAN: any spelling of lookUpSubdivision → the upper-case code ("QC", "NY"); anything
  *   else → null (an unrecognised state is treated as absent).
  * - Other countries: the trimmed, upper-cased input, or null when absent or blank.
+ * Tax never uses this: it uses subdivisionForTax, which refuses what it does not recognise.
  */
 export function normaliseSubdivision(countryAlpha3: string, state: string | undefined | null): string | null {
   if (state === undefined || state === null) return null
@@ -128,7 +185,25 @@ export function normaliseSubdivision(countryAlpha3: string, state: string | unde
   if (trimmed === '') return null
   const table = SUBDIVISIONS[countryAlpha3]
   if (table === undefined) return trimmed.toUpperCase()
-  const upper = trimmed.toUpperCase()
-  if (/^[A-Z]{2}$/.test(upper) && table.codes[upper] !== undefined) return upper
-  return table.byName.get(nameKey(trimmed)) ?? null
+  return lookUpSubdivision(table, trimmed) ?? null
+}
+
+/**
+ * The state/province code that tax uses (strict). USA and CAN: null when absent or blank, the code
+ * for any spelling lookUpSubdivision accepts, and otherwise a DomainError UNKNOWN_SUBDIVISION at
+ * `path` — never null, so an unrecognised province can never fall back to a lower rate. Other
+ * countries: null (their tax does not depend on a subdivision).
+ */
+export function subdivisionForTax(countryAlpha3: string, state: string | undefined | null, path: string): string | null {
+  const table = SUBDIVISIONS[countryAlpha3]
+  if (table === undefined || state === undefined || state === null || state.trim() === '') return null
+  const code = lookUpSubdivision(table, state)
+  if (code !== undefined) return code
+  const [exampleCode, exampleName] = table.example
+  throw new DomainError(
+    'UNKNOWN_SUBDIVISION',
+    `unknown ${table.kind} ${JSON.stringify(state)} for ${countryAlpha3}: ` +
+      `use an iso 3166-2 code (e.g. "${exampleCode}" or "${table.prefix}-${exampleCode}") or a name (e.g. "${exampleName}")`,
+    path,
+  )
 }

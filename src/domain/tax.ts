@@ -7,7 +7,7 @@ import salesTaxPackage from 'sales-tax/package.json' with { type: 'json' }
 import type { ConsumerLocation, DecimalString, MerchantLocation, SectionTaxRates, TaxJurisdiction } from './types.js'
 import { Decimal, formatRate } from './money.js'
 import { DomainError } from './errors.js'
-import { normaliseSubdivision, toAlpha2 } from './countries.js'
+import { subdivisionForTax, toAlpha2 } from './countries.js'
 import { assertIsoDate } from './dates.js'
 
 /** The lines a quote prices, each with its own tax treatment. */
@@ -188,10 +188,15 @@ export function taxRateFor(line: TaxLine, jurisdiction: TaxJurisdiction, date: s
 
 /**
  * The tax jurisdiction of a quote (docs/pricing.md, "Tax"): the consumer's country, plus the state/province
- * for the US and Canada. When a US/CA consumer gives no recognisable state, the merchant's state is
- * used if the merchant is in the same country (`basis: 'merchant'`); otherwise the state stays null
- * (US: no state tax on our lines anyway; CA: federal GST only). Countries are alpha-3 in, alpha-2 out.
- * Throws `UNKNOWN_COUNTRY` (path /consumer/countryCode) for an unknown consumer country.
+ * for the US and Canada. When a US/CA consumer gives no state, the merchant's state is used if the
+ * merchant is in the same country (`basis: 'merchant'`); otherwise the state stays null (US: no
+ * state tax on our lines anyway; CA: federal GST only). Countries are alpha-3 in, alpha-2 out.
+ * Throws `UNKNOWN_COUNTRY` (path /consumer/countryCode) for an unknown consumer country, and
+ * `UNKNOWN_SUBDIVISION` (see subdivisionForTax) for a state that would decide the tax but is not
+ * recognised: a US/CA consumer's (/consumer/state), or, when that consumer gives none, the
+ * same-country merchant's (/merchant/address/state). An unrecognised state never falls back to the
+ * merchant's state or to the federal rate alone. A merchant state that does not decide the tax
+ * (the consumer gave one, or lives in another country) is not checked here.
  */
 export function resolveJurisdiction(consumer: ConsumerLocation, merchant: MerchantLocation | undefined): TaxJurisdiction {
   const country = toAlpha2(consumer.countryCode)
@@ -199,10 +204,10 @@ export function resolveJurisdiction(consumer: ConsumerLocation, merchant: Mercha
     throw new DomainError('UNKNOWN_COUNTRY', `unknown country ${JSON.stringify(consumer.countryCode)}`, '/consumer/countryCode')
   }
   if (country !== 'US' && country !== 'CA') return { country, state: null, basis: 'consumer' }
-  const consumerState = normaliseSubdivision(consumer.countryCode, consumer.state)
+  const consumerState = subdivisionForTax(consumer.countryCode, consumer.state, '/consumer/state')
   if (consumerState !== null) return { country, state: consumerState, basis: 'consumer' }
   if (merchant !== undefined && merchant.countryCode === consumer.countryCode) {
-    const merchantState = normaliseSubdivision(merchant.countryCode, merchant.state)
+    const merchantState = subdivisionForTax(merchant.countryCode, merchant.state, '/merchant/address/state')
     if (merchantState !== null) return { country, state: merchantState, basis: 'merchant' }
   }
   return { country, state: null, basis: 'consumer' }

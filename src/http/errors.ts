@@ -39,6 +39,10 @@ export const ERROR_CODES = {
   INVALID_SERVICE_FEE: { status: 400, when: 'an operator gave a service fee outside 0–1 or with more than 6 decimals (CLI)' },
   UNSUPPORTED_CURRENCY: { status: 400, when: 'a currency code is not one Canopy can price' },
   UNKNOWN_COUNTRY: { status: 400, when: 'a country code is not an assigned ISO 3166-1 alpha-3 code' },
+  UNKNOWN_SUBDIVISION: {
+    status: 400,
+    when: 'a US state or Canadian province that decides the sales tax is not a recognised ISO 3166-2 code or name',
+  },
   INVALID_MCC: { status: 400, when: 'an MCC is not 4 digits' },
   AMOUNT_PRECISION: { status: 400, when: "an amount has more decimals than its currency's minor units" },
   AMOUNT_OUT_OF_RANGE: { status: 400, when: 'an amount is not a finite number greater than 0' },
@@ -170,18 +174,28 @@ function mapFastifyError(error: Partial<FastifyError>): AppError<HttpErrorCode> 
   if (error.statusCode === 429) return httpError('TOO_MANY_REQUESTS', 'too many requests, slow down')
   if (error.statusCode === 503) return httpError('SERVICE_UNAVAILABLE', 'service is unavailable, retry later')
   if (isPoolTimeout(error)) return httpError('SERVICE_UNAVAILABLE', 'service is busy, retry later')
-  if (typeof error.code === 'string' && DATABASE_UNAVAILABLE.has(error.code)) {
+  if ((typeof error.code === 'string' && DATABASE_UNAVAILABLE.has(error.code)) || isConnectionLost(error)) {
     return httpError('SERVICE_UNAVAILABLE', 'database is unavailable, retry later')
   }
   return undefined
 }
 
-/** Connection-level failures (socket errors and Postgres' SQLSTATE classes 08, 53300, 57P0x): retryable, not a bug. */
+/**
+ * Connection-level failures (socket errors and Postgres' SQLSTATE classes 08, 53300, 57P0x) and
+ * statements cancelled by statement_timeout (57014): retryable, not a bug. ETIMEDOUT is also the
+ * code of DatabaseTimeoutError (src/db/connect.ts): a statement without an answer within
+ * DATABASE_QUERY_TIMEOUT_MS.
+ */
 const DATABASE_UNAVAILABLE = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',
   'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '57014',
   '08000',
   '08001',
   '08003',
@@ -196,6 +210,10 @@ const DATABASE_UNAVAILABLE = new Set([
 const isPoolTimeout = (error: Partial<FastifyError>): boolean =>
   typeof error.message === 'string' &&
   /timeout exceeded when trying to connect|Connection terminated due to connection timeout/.test(error.message)
+
+/** pg's errors (no code) for a connection that ended under a statement, or was used after that. */
+const isConnectionLost = (error: Partial<FastifyError>): boolean =>
+  typeof error.message === 'string' && /^Connection terminated|^Client has encountered a connection error/.test(error.message)
 
 /** Sends anything thrown in the one error shape, with the headers its status calls for. */
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {

@@ -6,7 +6,10 @@ import type { HttpErrorCode } from '../http/errors.js'
 import type { DatabaseHandle } from '../db/connect.js'
 import { unlimitedErrorResponses } from '../http/schemas/common.js'
 
-const healthRoutes: FastifyPluginAsyncTypebox<{ database: DatabaseHandle }> = async (app, { database }) => {
+const healthRoutes: FastifyPluginAsyncTypebox<{ database: DatabaseHandle; readinessTimeoutMs: number }> = async (
+  app,
+  { database, readinessTimeoutMs },
+) => {
   const noRateLimit = { rateLimit: false }
   app.get(
     '/healthz',
@@ -32,11 +35,18 @@ const healthRoutes: FastifyPluginAsyncTypebox<{ database: DatabaseHandle }> = as
       },
     },
     async () => {
-      try {
-        await sql`SELECT 1`.execute(database.db)
-      } catch {
-        throw new AppError<HttpErrorCode>('SERVICE_UNAVAILABLE', 'database is unavailable')
-      }
+      // Bounded on its own: a probe must answer within a second even when every pooled connection is
+      // stuck. The abandoned check still ends within the pool's own bounds.
+      let timer: NodeJS.Timeout | undefined
+      const timedOut = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), readinessTimeoutMs)
+      })
+      const answered = sql`SELECT 1`.execute(database.db).then(
+        () => true,
+        () => false,
+      )
+      const ready = await Promise.race([answered, timedOut]).finally(() => clearTimeout(timer))
+      if (!ready) throw new AppError<HttpErrorCode>('SERVICE_UNAVAILABLE', 'database is unavailable')
       return { status: 'ready' as const, database: database.backend }
     },
   )

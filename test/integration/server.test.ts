@@ -38,7 +38,8 @@ function slowRequest(baseUrl: string, path: string, apiKey: string, body: string
   return { sent, finish: () => socket.end(body.slice(half)), done }
 }
 
-describe('the service process on the embedded database', () => {
+// Real processes (tsx + PGlite start-up take seconds each on a loaded machine): a wider budget per test.
+describe('the service process on the embedded database', { timeout: 120_000 }, () => {
   it('starts, prints the demo credentials once, and answers with them', async () => {
     server = startServer({ DATA_DIR: dataDir })
     const baseUrl = await server.ready

@@ -11,7 +11,7 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'info',
       RATE_LIMIT_PER_MINUTE: 6000,
       SESSION_TTL_SECONDS: 1800,
-      IDEMPOTENCY_LOCK_TIMEOUT_MS: 5000,
+      IDEMPOTENCY_LOCK_TIMEOUT_MS: 2000,
       BODY_LIMIT_BYTES: 1048576,
       MIGRATE_ON_START: false,
     })

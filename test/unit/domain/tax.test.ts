@@ -35,12 +35,6 @@ describe('resolveJurisdiction', () => {
       { country: 'US', state: 'NY', basis: 'merchant' },
     ],
     [
-      'a CA consumer with an unknown province: the merchant province',
-      { countryCode: 'CAN', state: 'Atlantis' },
-      { countryCode: 'CAN', state: 'BC' },
-      { country: 'CA', state: 'BC', basis: 'merchant' },
-    ],
-    [
       'a US consumer, merchant abroad: no state',
       { countryCode: 'USA' },
       { countryCode: 'GBR', state: 'London' },
@@ -49,6 +43,12 @@ describe('resolveJurisdiction', () => {
     ['a CA consumer, no merchant: no province', { countryCode: 'CAN' }, undefined, { country: 'CA', state: null, basis: 'consumer' }],
   ])('%s', (_, consumer, merchant, expected) => {
     expect(resolveJurisdiction(consumer, merchant)).toEqual(expected)
+  })
+
+  it('refuses an unknown CA province instead of falling back to the merchant province (see subdivisions.test.ts)', () => {
+    expect(() => resolveJurisdiction({ countryCode: 'CAN', state: 'Atlantis' }, { countryCode: 'CAN', state: 'BC' })).toThrow(
+      expect.objectContaining({ code: 'UNKNOWN_SUBDIVISION', path: '/consumer/state' }),
+    )
   })
 
   it('rejects an unknown consumer country with a path', () => {
