@@ -1,5 +1,6 @@
-// The least any implementation must do (DESIGN.md §10): a bare Fastify route that parses the JSON body
-// and INSERTs it as one jsonb row. Same pool size as the API. Started by bench/run.ts.
+// The least any implementation must do: a bare Fastify route that parses the JSON body and INSERTs it as
+// one jsonb row, on a database of its own. Same pool size as the API. Started by bench/run.ts; what it
+// stands for is in docs/benchmarks.md.
 import Fastify from 'fastify'
 import pg from 'pg'
 

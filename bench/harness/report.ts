@@ -1,0 +1,123 @@
+// What a bench run produced, and how it is printed (markdown tables) and saved (bench/last-run.json).
+import type { Target } from '../scenarios.js'
+import type { LoadResult } from './load.js'
+
+export interface Measurement {
+  connections: number
+  /** The measured run (after its warm-up). */
+  load: LoadResult
+  warmupRequests: number
+  /** Peak RSS of the process under test during warm-up and measurement. */
+  peakRssMb: number
+}
+
+export interface ScenarioAtCount {
+  measurement: Measurement
+  /** The baseline runs just before and just after it. */
+  baselineRequestsPerSecond: [number, number]
+  /** Its req/s ÷ the mean of those two. */
+  ratio: number
+}
+
+export interface ScenarioReport {
+  name: string
+  group: string
+  target?: Target
+  byConnections: Record<number, ScenarioAtCount>
+  worstRatio?: number
+  halfRate?: {
+    connections: number
+    overallRate: number
+    load: LoadResult
+    maxP99Ms: number
+    pass: boolean
+  }
+}
+
+export interface GroupReport {
+  name: string
+  env: Record<string, string>
+  apiPeakRssMb: number
+}
+
+export interface BenchReport {
+  at: string
+  totalSeconds: number
+  config: {
+    connections: number[]
+    referenceConnections: number
+    warmupSeconds: number
+    durationSeconds: number
+    only: string[]
+    logLevel: string
+    cpus: number
+    node: string
+  }
+  baseline: { name: string; byConnections: Record<number, Measurement[]> }
+  scenarios: ScenarioReport[]
+  groups: GroupReport[]
+  rssMaxMb: number
+  checks: { check: string; pass: boolean }[]
+}
+
+const round = (value: number, digits = 0) => {
+  const f = 10 ** digits
+  return Math.round(value * f) / f
+}
+const ms = (value: number | null | undefined) =>
+  value === null || value === undefined ? '–' : value < 1 ? value.toFixed(2) : value < 10 ? value.toFixed(1) : String(round(value))
+const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0)
+const perCount = (counts: number[], value: (n: number) => string) => counts.map(value).join(' / ')
+
+const ratioVerdict = (worst: number | undefined, target: Target | undefined): string => {
+  if (!target || worst === undefined) return ''
+  const main = `≥ ${target.minRatio.toFixed(2)} ${worst >= target.minRatio ? '✓' : '✗'}`
+  return target.stretchRatio === undefined
+    ? main
+    : `${main} (stretch ${target.stretchRatio.toFixed(2)} ${worst >= target.stretchRatio ? '✓' : '✗'})`
+}
+
+/** The throughput and latency table. */
+export function throughputTable(report: BenchReport): string {
+  const counts = report.config.connections
+  const at = counts.join(' / ')
+  const lines = [
+    `| scenario | req/s @ ${at} | p50 ms | p99 ms | × baseline | worst × | target | peak RSS MB | unexpected |`,
+    '|---|---|---|---|---|---:|---|---:|---:|',
+  ]
+  const base = report.baseline.byConnections
+  const baseRuns = (n: number) => base[n] ?? []
+  const spread = (n: number) => {
+    const rates = baseRuns(n).map((m) => m.load.requestsPerSecond)
+    if (rates.length < 2) return '–'
+    return `±${round(((Math.max(...rates) - Math.min(...rates)) / 2 / mean(rates)) * 100)}%`
+  }
+  lines.push(
+    `| ${report.baseline.name} (mean of ${perCount(counts, (n) => String(baseRuns(n).length))} runs) | ` +
+      `${perCount(counts, (n) => String(round(mean(baseRuns(n).map((m) => m.load.requestsPerSecond)))))} | ` +
+      `${perCount(counts, (n) => ms(mean(baseRuns(n).map((m) => m.load.p50))))} | ` +
+      `${perCount(counts, (n) => ms(mean(baseRuns(n).map((m) => m.load.p99))))} | 1 | | runs spread ${perCount(counts, spread)} | ` +
+      `${Math.max(0, ...counts.flatMap((n) => baseRuns(n).map((m) => m.peakRssMb)))} | ` +
+      `${counts.reduce((sum, n) => sum + baseRuns(n).reduce((s, m) => s + m.load.unexpected, 0), 0)} |`,
+  )
+  for (const s of report.scenarios) {
+    const at = (n: number) => s.byConnections[n]
+    const cell = (value: (x: ScenarioAtCount) => string) => perCount(counts, (n) => (at(n) ? value(at(n) as ScenarioAtCount) : '–'))
+    lines.push(
+      `| ${s.name} | ${cell((x) => String(x.measurement.load.requestsPerSecond))} | ${cell((x) => ms(x.measurement.load.p50))} | ` +
+        `${cell((x) => ms(x.measurement.load.p99))} | ${cell((x) => x.ratio.toFixed(2))} | ` +
+        `${s.worstRatio === undefined ? '–' : s.worstRatio.toFixed(2)} | ${ratioVerdict(s.worstRatio, s.target)} | ` +
+        `${Math.max(0, ...Object.values(s.byConnections).map((x) => x.measurement.peakRssMb))} | ` +
+        `${Object.values(s.byConnections).reduce((sum, x) => sum + x.measurement.load.unexpected, 0)} |`,
+    )
+  }
+  return lines.join('\n')
+}
+
+/** bench/last-run.json: fractions kept to 4 significant digits. */
+export const reportJson = (report: BenchReport): string =>
+  `${JSON.stringify(report, (_key, value: unknown) => (typeof value === 'number' && !Number.isInteger(value) ? Number(value.toPrecision(4)) : value), 2)}\n`
+
+export function summaryLines(report: BenchReport): string[] {
+  return report.checks.map((c) => `${c.pass ? '✓' : '✗'} ${c.check}`)
+}
