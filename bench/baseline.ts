@@ -8,9 +8,18 @@ const url = process.env.BASELINE_DATABASE_URL
 const port = Number(process.env.PORT)
 if (!url || !port) throw new Error('BASELINE_DATABASE_URL and PORT are required')
 
-const pool = new pg.Pool({ connectionString: url, max: Number(process.env.DATABASE_POOL_MAX ?? 10) })
-await pool.query(`CREATE TABLE IF NOT EXISTS bench_baseline (
+const pool = new pg.Pool({
+  connectionString: url,
+  max: Number(process.env.DATABASE_POOL_MAX ?? 10),
+  application_name: 'canopy-bench-baseline',
+})
+// On a connection of its own, closed at once: its statistics are published when it ends, so the harness
+// can read settled counters without waiting (bench/harness/database.ts).
+const setup = new pg.Client({ connectionString: url, application_name: 'canopy-bench-baseline' })
+await setup.connect()
+await setup.query(`CREATE TABLE IF NOT EXISTS bench_baseline (
   id uuid PRIMARY KEY DEFAULT gen_random_uuid(), body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`)
+await setup.end()
 
 const app = Fastify({ logger: false })
 app.post(

@@ -1,5 +1,6 @@
 // npm run bench: measures every scenario (bench/scenarios.ts) at each connection count, alternating with
-// the baseline (bench/baseline.ts); prints a markdown table and writes bench/last-run.json. The method is documented in docs/benchmarks.md.
+// the baseline (bench/baseline.ts), and the database side of every run; prints markdown tables and
+// writes bench/last-run.json. The method is documented in docs/benchmarks.md.
 //
 // Alternation: at each connection count the runs go B S1 B S2 B … Sn B (B = baseline). Each scenario is
 // compared with the mean of the two baseline runs around it, so a slow drift of the machine (other
@@ -10,10 +11,19 @@ import { fileURLToPath } from 'node:url'
 import { openPostgres } from '../src/db/connect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { loadBenchConfig, selected } from './harness/config.js'
-import pg from 'pg'
+import { DatabaseSide, databaseUrl, withClient, type DatabaseMeter } from './harness/database.js'
 import { drive, type ResolvedRequest } from './harness/load.js'
 import { freePort, startService, stopService, type Service } from './harness/processes.js'
-import { reportJson, summaryLines, throughputTable, type BenchReport, type Measurement, type ScenarioReport } from './harness/report.js'
+import {
+  databaseDetails,
+  databaseTable,
+  reportJson,
+  summaryLines,
+  throughputTable,
+  type BenchReport,
+  type Measurement,
+  type ScenarioReport,
+} from './harness/report.js'
 import { API_PEAK_RSS_MAX_MB, BASELINE_NAME, baselineRequest, groups } from './scenarios.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -27,59 +37,64 @@ const clock = () => {
 const log = (line: string) => console.log(`[${clock()}] ${line}`)
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length)
 
-/** A server under test. */
+/** A server under test and the meter of its database. */
 interface System {
   service: Service
+  meter: DatabaseMeter | undefined
 }
 
 const runId = Date.now().toString(36)
 const prefix = `canopy_bench_${runId}`
 const databases: string[] = []
 const services: Service[] = []
-
-const databaseUrl = (name: string): string => {
-  const url = new URL(config.adminUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: config.adminUrl })
-  await client.connect()
-  try {
-    await client.query(sql)
-  } finally {
-    await client.end()
-  }
-}
+let side: DatabaseSide | undefined
 
 async function createDatabase(name: string): Promise<string> {
-  await admin(`CREATE DATABASE ${name}`)
+  await withClient(config.adminUrl, (client) => client.query(`CREATE DATABASE ${name}`))
   databases.push(name)
-  return databaseUrl(name)
+  return databaseUrl(config.adminUrl, name)
 }
 
 async function cleanUp(): Promise<void> {
   await Promise.all(services.splice(0).map((service) => stopService(service)))
+  await side?.close().catch(() => {})
+  side = undefined
   for (const name of databases.splice(0)) {
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {})
+    await withClient(config.adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch(() => {})
   }
 }
 
-/** Warm-up then measurement of one request against one system. */
+/**
+ * Warm-up then measurement of one request against one system. `window`: the database side of both is
+ * measured (the default); without it the run only marks its database as touched.
+ */
 async function measure(
   system: System,
   request: ResolvedRequest,
   connections: number,
   label: string,
-  options: { overallRate?: number } = {},
+  options: { overallRate?: number; window?: boolean } = {},
 ): Promise<Measurement> {
-  const { service } = system
+  const { meter, service } = system
+  const windowed = options.window ?? true
+  const pending = meter ? (windowed ? await meter.beginWindow() : (await meter.beforeTraffic(), undefined)) : undefined
   const rate = options.overallRate ? { overallRate: options.overallRate } : {}
   service.rss.markWindow()
   const warmup = await drive(service.url, request, { connections, seconds: config.warmupSeconds, ...rate })
   const load = await drive(service.url, request, { connections, seconds: config.durationSeconds, ...rate })
   const measurement: Measurement = { connections, load, warmupRequests: warmup.sent, peakRssMb: service.rss.windowPeakMb() }
+  if (meter) {
+    if (pending) {
+      pending.onClose = (window) => {
+        measurement.database = window
+        log(
+          `  db ${label} @ ${connections}: ${window.transactionsPerRequest.toFixed(2)} xacts/req, ${window.rowsInsertedPerRequest.toFixed(2)} rows/req, ` +
+            `${Math.round(window.wal.bytesPerRequest)} B WAL/req, ${Math.round(window.storedBytesPerRequest)} B stored/req`,
+        )
+      }
+      await meter.endWindow(warmup.sent + load.sent)
+    } else meter.touched()
+  }
   const odd = load.unexpected ? `, ${load.unexpected} unexpected (${JSON.stringify(load.statuses)})` : ''
   log(
     `${String(connections).padStart(3)} conns  ${label.padEnd(40)} ${String(load.requestsPerSecond).padStart(6)} req/s  ` +
@@ -94,7 +109,9 @@ async function main(): Promise<void> {
     .filter((p) => p.scenarios.length > 0)
   if (plan.length === 0) throw new Error(`BENCH_ONLY=${config.only.join(',')} selects no scenario`)
 
-  const baselineUrl = await createDatabase(`${prefix}_baseline`)
+  if (config.databaseSide) side = await DatabaseSide.open(await createDatabase(`${prefix}_monitor`), config.sampleIntervalMs)
+  const baselineDatabase = `${prefix}_baseline`
+  const baselineUrl = await createDatabase(baselineDatabase)
   const baselinePort = await freePort()
   const baselineService = await startService({
     name: 'baseline',
@@ -105,7 +122,8 @@ async function main(): Promise<void> {
     readyPath: '/',
   })
   services.push(baselineService)
-  const baseline: System = { service: baselineService }
+  // The baseline creates its table on a connection it closes at once: its database is settled already.
+  const baseline: System = { service: baselineService, meter: side?.meter(baselineDatabase, baselineUrl) }
 
   const report: BenchReport = {
     at: new Date().toISOString(),
@@ -117,19 +135,27 @@ async function main(): Promise<void> {
       durationSeconds: config.durationSeconds,
       only: config.only,
       logLevel: config.logLevel,
+      databaseSide: config.databaseSide,
+      sampleIntervalMs: config.sampleIntervalMs,
       cpus: config.cpus,
       node: process.version,
     },
+    ...(side ? { postgres: { settings: side.settings, walinspect: side.walinspect } } : {}),
     baseline: { name: BASELINE_NAME, byConnections: {} },
     scenarios: [],
     groups: [],
     rssMaxMb: API_PEAK_RSS_MAX_MB,
     checks: [],
   }
+  const pgSettings = side
+    ? `; ${side.settings.version.split(' on ')[0]} (fsync=${side.settings.fsync}, synchronous_commit=${side.settings.synchronous_commit}, ` +
+      `full_page_writes=${side.settings.full_page_writes}, shared_buffers=${side.settings.shared_buffers})`
+    : ''
   console.log(
     `\nbench: ${config.connections.join(', ')} connections (reference ${config.referenceConnections}); ` +
       `${config.warmupSeconds} s warm-up + ${config.durationSeconds} s per run; runs alternate B S B … S B with the baseline\n` +
-      `API LOG_LEVEL=${config.logLevel}, DATABASE_POOL_MAX=10; ${config.cpus} CPUs; Node ${process.version}\n`,
+      `API LOG_LEVEL=${config.logLevel}, DATABASE_POOL_MAX=10; ${config.cpus} CPUs; Node ${process.version}${pgSettings}\n` +
+      (config.databaseSide ? '' : 'database side off (BENCH_DB_SIDE=0)\n'),
   )
 
   for (const { group, scenarios } of plan) {
@@ -161,8 +187,9 @@ async function main(): Promise<void> {
       readyPath: '/healthz',
     })
     services.push(service)
-    const api: System = { service }
+    const api: System = { service, meter: side?.meter(name, url) }
     const requests = await group.prepare(service.url)
+    api.meter?.touched()
     log(`group ${group.name}: API pid ${service.child.pid}${Object.keys(group.env).length ? `, env ${JSON.stringify(group.env)}` : ''}`)
 
     const reports = new Map<string, ScenarioReport>()
@@ -196,7 +223,7 @@ async function main(): Promise<void> {
         const entry = reports.get(s.name) as ScenarioReport
         const measured = entry.byConnections[connections]?.measurement.load.requestsPerSecond ?? 0
         const overallRate = Math.max(1, Math.floor(measured / 2))
-        const half = await measure(api, requestOf(s.name), connections, `${s.name} (half rate)`, { overallRate })
+        const half = await measure(api, requestOf(s.name), connections, `${s.name} (half rate)`, { overallRate, window: false })
         const maxP99Ms = s.halfRateP99MaxMs as number
         entry.halfRate = {
           connections,
@@ -210,7 +237,14 @@ async function main(): Promise<void> {
     report.groups.push({ name: group.name, env: group.env, apiPeakRssMb: service.rss.peakMb() })
     await stopService(service)
     services.splice(services.indexOf(service), 1)
+    // Its backends publish their counters as they exit: the group's last window closes without a pause.
+    await api.meter?.serverStopped()
+    await api.meter?.finish()
   }
+  await stopService(baselineService)
+  services.splice(services.indexOf(baselineService), 1)
+  await baseline.meter?.serverStopped()
+  await baseline.meter?.finish()
 
   for (const s of report.scenarios) {
     const ratios = Object.values(s.byConnections).map((x) => x.ratio)
@@ -241,16 +275,37 @@ async function main(): Promise<void> {
   ]
   const unexpected = all.reduce((sum, m) => sum + m.load.unexpected, 0)
   report.checks.push({ check: `every response had its expected status (${unexpected} did not)`, pass: unexpected === 0 })
+  const baseWindows = all.filter((m) => m.database && report.baseline.byConnections[m.connections]?.includes(m)).map((m) => m.database)
+  if (baseWindows.length) {
+    // The baseline does exactly one INSERT (one transaction, one row) per request: a check of the accounting.
+    const xacts = mean(baseWindows.map((w) => w?.transactionsPerRequest ?? 0))
+    const rows = mean(baseWindows.map((w) => w?.rowsInsertedPerRequest ?? 0))
+    report.checks.push({
+      check: `database accounting: the baseline shows ${xacts.toFixed(3)} transactions and ${rows.toFixed(3)} rows per request (1 expected, ± 2%)`,
+      pass: Math.abs(xacts - 1) <= 0.02 && Math.abs(rows - 1) <= 0.02,
+    })
+  }
 
   report.totalSeconds = Math.round((Date.now() - startedAt) / 1000)
   writeFileSync(`${root}/bench/last-run.json`, reportJson(report))
 
+  const ref = config.referenceConnections
   console.log(`\n## Throughput and latency\n`)
   console.log(
     `× baseline = the scenario's req/s ÷ the mean of the baseline runs just before and after it, at the same connection count; ` +
       `worst × = the lowest over ${config.connections.join(', ')} connections.\n`,
   )
   console.log(throughputTable(report))
+  if (side) {
+    console.log(`\n## Database side\n`)
+    console.log(
+      `Per HTTP request sent, over warm-up + measurement. xacts/req at every count, the rest at ${ref} connections. ` +
+        `† = a checkpoint completed during the run (more full-page images).\n`,
+    )
+    console.log(databaseTable(report))
+    console.log(`\nWAL by relation and statements sampled from pg_stat_activity, at ${ref} connections:\n`)
+    console.log(databaseDetails(report))
+  }
   console.log(`\n## Checks\n`)
   for (const line of summaryLines(report)) console.log(line)
   const minutes = Math.floor(report.totalSeconds / 60)

@@ -13,6 +13,10 @@ export interface BenchConfig {
   /** Case-insensitive name fragments, comma-separated; the baseline always runs. */
   only: string[]
   logLevel: string
+  /** Measure the database side (needs a settle pause before each snapshot, see harness/database.ts). */
+  databaseSide: boolean
+  /** pg_stat_activity sampling interval. */
+  sampleIntervalMs: number
   cpus: number
 }
 
@@ -54,6 +58,8 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
       .map((part) => part.trim().toLowerCase())
       .filter((part) => part !== ''),
     logLevel: env.BENCH_LOG_LEVEL ?? 'warn',
+    databaseSide: !['0', 'false', 'off', 'no'].includes((env.BENCH_DB_SIDE ?? '1').toLowerCase()),
+    sampleIntervalMs: positive('BENCH_SAMPLE_MS', 50, true),
     cpus: availableParallelism(),
   }
 }

@@ -1,5 +1,6 @@
 // What a bench run produced, and how it is printed (markdown tables) and saved (bench/last-run.json).
 import type { Target } from '../scenarios.js'
+import type { DatabaseWindow, ServerSettings } from './database.js'
 import type { LoadResult } from './load.js'
 
 export interface Measurement {
@@ -9,6 +10,8 @@ export interface Measurement {
   warmupRequests: number
   /** Peak RSS of the process under test during warm-up and measurement. */
   peakRssMb: number
+  /** Database side of warm-up + measurement (absent with BENCH_DB_SIDE=0). */
+  database?: DatabaseWindow
 }
 
 export interface ScenarioAtCount {
@@ -50,9 +53,12 @@ export interface BenchReport {
     durationSeconds: number
     only: string[]
     logLevel: string
+    databaseSide: boolean
+    sampleIntervalMs: number
     cpus: number
     node: string
   }
+  postgres?: { settings: ServerSettings; walinspect: boolean }
   baseline: { name: string; byConnections: Record<number, Measurement[]> }
   scenarios: ScenarioReport[]
   groups: GroupReport[]
@@ -66,6 +72,7 @@ const round = (value: number, digits = 0) => {
 }
 const ms = (value: number | null | undefined) =>
   value === null || value === undefined ? '–' : value < 1 ? value.toFixed(2) : value < 10 ? value.toFixed(1) : String(round(value))
+const pct = (share: number | null | undefined) => (share === null || share === undefined ? '–' : `${round(share * 100)}%`)
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0)
 const perCount = (counts: number[], value: (n: number) => string) => counts.map(value).join(' / ')
 
@@ -112,6 +119,80 @@ export function throughputTable(report: BenchReport): string {
     )
   }
   return lines.join('\n')
+}
+
+const bytes = (value: number) => (value >= 10_000 ? `${round(value / 1000, 1)} k` : String(round(value)))
+const num = (value: number) => (value >= 100 ? String(round(value)) : value >= 10 ? value.toFixed(1) : value.toFixed(2))
+
+/** The database-side table: transactions per request at every count, the rest at the reference count. */
+export function databaseTable(report: BenchReport): string {
+  const counts = report.config.connections
+  const ref = report.config.referenceConnections
+  const rows: { name: string; windows: Record<number, DatabaseWindow | undefined> }[] = [
+    {
+      name: report.baseline.name,
+      // Every baseline run at a count does the same work; the first one's window stands for them.
+      windows: Object.fromEntries(counts.map((n) => [n, report.baseline.byConnections[n]?.find((m) => m.database)?.database])),
+    },
+    ...report.scenarios.map((s) => ({
+      name: s.name,
+      windows: Object.fromEntries(counts.map((n) => [n, s.byConnections[n]?.measurement.database])),
+    })),
+  ]
+  const scope = report.postgres?.walinspect ? 'this database' : 'whole cluster'
+  const lines = [
+    `| scenario | xacts/req @ ${counts.join(' / ')} | rows ins/req | WAL B/req (${scope}) | FPI | stored B/req | buffers/req | DB ms/xact | busy / open conns | top waits |`,
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---|',
+  ]
+  for (const row of rows) {
+    const w = row.windows[ref]
+    const xacts = perCount(counts, (n) => (row.windows[n] ? row.windows[n].transactionsPerRequest.toFixed(2) : '–'))
+    if (!w) {
+      lines.push(`| ${row.name} | ${xacts} | | | | | | | | |`)
+      continue
+    }
+    const waits = w.activity.waits
+      .slice(0, 2)
+      .map((x) => `${x.event} ${pct(x.share)}`)
+      .join(', ')
+    lines.push(
+      `| ${row.name} | ${xacts} | ${num(w.rowsInsertedPerRequest)} | ` +
+        `${bytes(w.wal.bytesPerRequest)}${w.wal.scope === 'cluster' && report.postgres?.walinspect ? ' (cluster)' : ''}${w.wal.checkpoints ? ' †' : ''} | ` +
+        `${pct(w.wal.fpiShare)} | ${bytes(w.storedBytesPerRequest)} | ${num(w.buffersPerRequest)} | ${ms(w.activity.dbMsPerTransaction)} | ` +
+        `${w.activity.busyBackends.toFixed(1)} / ${w.activity.openBackends.toFixed(1)} | ${waits || '–'} |`,
+    )
+  }
+  return lines.join('\n')
+}
+
+/** Per scenario at the reference count: where its WAL goes and which statements keep the database busy. */
+export function databaseDetails(report: BenchReport): string {
+  const ref = report.config.referenceConnections
+  const entries: [string, DatabaseWindow | undefined][] = [
+    [report.baseline.name, report.baseline.byConnections[ref]?.find((m) => m.database)?.database],
+    ...report.scenarios.map((s): [string, DatabaseWindow | undefined] => [s.name, s.byConnections[ref]?.measurement.database]),
+  ]
+  const out: string[] = []
+  for (const [name, w] of entries) {
+    if (!w) continue
+    const wal = w.wal.byRelation
+      .filter((r) => r.bytesPerRequest >= 1)
+      .slice(0, 5)
+      .map((r) => `${r.relation} ${bytes(r.bytesPerRequest)} B (FPI ${pct(r.fpiShare)})`)
+      .join(', ')
+    const statements = w.activity.statements
+      .filter((s) => s.shareOfBusy >= 0.02 || s.completedSampled >= 5)
+      .slice(0, 4)
+      .map(
+        (s) =>
+          `  - ${pct(s.shareOfBusy)} of busy samples, p50 ${ms(s.p50Ms)} ms, p95 ${ms(s.p95Ms)} ms (${s.completedSampled} sampled)` +
+          (s.meanRows !== null ? `, ${s.rowsLowerBound ? '≥ ' : ''}${s.meanRows.toFixed(1)} rows/statement` : '') +
+          `: \`${s.statement}\``,
+      )
+    out.push(`- **${name}**: WAL per request ${wal || 'none'}`)
+    out.push(...statements)
+  }
+  return out.join('\n')
 }
 
 /** bench/last-run.json: fractions kept to 4 significant digits. */
