@@ -109,7 +109,7 @@ async function main(): Promise<void> {
     .filter((p) => p.scenarios.length > 0)
   if (plan.length === 0) throw new Error(`BENCH_ONLY=${config.only.join(',')} selects no scenario`)
 
-  if (config.databaseSide) side = await DatabaseSide.open(await createDatabase(`${prefix}_monitor`), config.sampleIntervalMs)
+  if (config.databaseSide) side = await DatabaseSide.open(await createDatabase(`${prefix}_monitor`), config.sampleIntervalMs, prefix)
   const baselineDatabase = `${prefix}_baseline`
   const baselineUrl = await createDatabase(baselineDatabase)
   const baselinePort = await freePort()
@@ -140,7 +140,7 @@ async function main(): Promise<void> {
       cpus: config.cpus,
       node: process.version,
     },
-    ...(side ? { postgres: { settings: side.settings, walinspect: side.walinspect } } : {}),
+    ...(side ? { postgres: { settings: side.settings, walinspect: side.walinspect, walSlot: side.walSlot !== undefined } } : {}),
     baseline: { name: BASELINE_NAME, byConnections: {} },
     scenarios: [],
     groups: [],

@@ -4,7 +4,8 @@
 //   window's own database (the baseline and every scenario group have a database of their own);
 // - bytes stored per request from the growth of pg_total_relation_size of every table;
 // - WAL bytes per request from the WAL insert position, attributed to the window's database (and split by
-//   relation, with the full-page-image share) by reading the window's WAL with pg_walinspect;
+//   relation, with the full-page-image share) by reading the window's WAL with pg_walinspect; a temporary
+//   replication slot of the harness's connection keeps that WAL from being recycled until it is read;
 // - time in the database per transaction, wait events and the statements seen, from pg_stat_activity
 //   sampled during the window.
 //
@@ -294,10 +295,16 @@ export class DatabaseSide {
     readonly walinspect: boolean,
     readonly sampleIntervalMs: number,
     private readonly trackActivityQuerySize: number,
+    /** A temporary physical replication slot holding the WAL of the current window, if it could be created. */
+    readonly walSlot: string | undefined,
   ) {}
 
-  /** Connects to `monitorUrl` (a scratch database of the harness) and installs pg_walinspect there if it can. */
-  static async open(monitorUrl: string, sampleIntervalMs: number): Promise<DatabaseSide> {
+  /**
+   * Connects to `monitorUrl` (a scratch database of the harness) and installs pg_walinspect there if it
+   * can. `slotName` names the temporary replication slot: it lives as long as this connection, so it
+   * disappears with the harness however the harness ends.
+   */
+  static async open(monitorUrl: string, sampleIntervalMs: number, slotName: string): Promise<DatabaseSide> {
     const monitor = new pg.Client({ connectionString: monitorUrl, application_name: MONITOR_APP })
     await monitor.connect()
     const settings: ServerSettings = { version: (await monitor.query<{ v: string }>('SELECT version() AS v')).rows[0]?.v ?? '' }
@@ -317,7 +324,18 @@ export class DatabaseSide {
     } catch {
       walinspect = false
     }
-    return new DatabaseSide(monitor, settings, walinspect, sampleIntervalMs, trackActivityQuerySize)
+    // Without it a checkpoint during a window may recycle the window's WAL before it is read (the window
+    // then reports the cluster's WAL). Needs superuser or REPLICATION, and a free slot.
+    let walSlot: string | undefined
+    if (walinspect) {
+      try {
+        await monitor.query('SELECT pg_create_physical_replication_slot($1, true, true)', [slotName])
+        walSlot = slotName
+      } catch (error) {
+        console.warn(`bench: no temporary replication slot (${(error as Error).message}); a checkpoint may hide a window's WAL`)
+      }
+    }
+    return new DatabaseSide(monitor, settings, walinspect, sampleIntervalMs, trackActivityQuerySize, walSlot)
   }
 
   async close(): Promise<void> {
@@ -385,6 +403,9 @@ export class DatabaseSide {
     } catch (error) {
       console.warn(`bench: WAL of ${from}..${to} not readable: ${(error as Error).message}`)
       return null
+    } finally {
+      // Read (or lost): release it. The slot never holds more than the window being measured.
+      if (this.walSlot) await this.monitor.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.walSlot, to]).catch(() => {})
     }
   }
 }

@@ -58,7 +58,7 @@ export interface BenchReport {
     cpus: number
     node: string
   }
-  postgres?: { settings: ServerSettings; walinspect: boolean }
+  postgres?: { settings: ServerSettings; walinspect: boolean; walSlot: boolean }
   baseline: { name: string; byConnections: Record<number, Measurement[]> }
   scenarios: ScenarioReport[]
   groups: GroupReport[]
@@ -72,6 +72,8 @@ const round = (value: number, digits = 0) => {
 }
 const ms = (value: number | null | undefined) =>
   value === null || value === undefined ? '–' : value < 1 ? value.toFixed(2) : value < 10 ? value.toFixed(1) : String(round(value))
+/** autocannon's latencies are whole milliseconds; a mean of several runs gets one decimal. */
+const latency = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(1))
 const pct = (share: number | null | undefined) => (share === null || share === undefined ? '–' : `${round(share * 100)}%`)
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0)
 const perCount = (counts: number[], value: (n: number) => string) => counts.map(value).join(' / ')
@@ -102,8 +104,8 @@ export function throughputTable(report: BenchReport): string {
   lines.push(
     `| ${report.baseline.name} (mean of ${perCount(counts, (n) => String(baseRuns(n).length))} runs) | ` +
       `${perCount(counts, (n) => String(round(mean(baseRuns(n).map((m) => m.load.requestsPerSecond)))))} | ` +
-      `${perCount(counts, (n) => ms(mean(baseRuns(n).map((m) => m.load.p50))))} | ` +
-      `${perCount(counts, (n) => ms(mean(baseRuns(n).map((m) => m.load.p99))))} | 1 | | runs spread ${perCount(counts, spread)} | ` +
+      `${perCount(counts, (n) => latency(round(mean(baseRuns(n).map((m) => m.load.p50)), 1)))} | ` +
+      `${perCount(counts, (n) => latency(round(mean(baseRuns(n).map((m) => m.load.p99)), 1)))} | 1 | | runs spread ${perCount(counts, spread)} | ` +
       `${Math.max(0, ...counts.flatMap((n) => baseRuns(n).map((m) => m.peakRssMb)))} | ` +
       `${counts.reduce((sum, n) => sum + baseRuns(n).reduce((s, m) => s + m.load.unexpected, 0), 0)} |`,
   )
@@ -111,8 +113,8 @@ export function throughputTable(report: BenchReport): string {
     const at = (n: number) => s.byConnections[n]
     const cell = (value: (x: ScenarioAtCount) => string) => perCount(counts, (n) => (at(n) ? value(at(n) as ScenarioAtCount) : '–'))
     lines.push(
-      `| ${s.name} | ${cell((x) => String(x.measurement.load.requestsPerSecond))} | ${cell((x) => ms(x.measurement.load.p50))} | ` +
-        `${cell((x) => ms(x.measurement.load.p99))} | ${cell((x) => x.ratio.toFixed(2))} | ` +
+      `| ${s.name} | ${cell((x) => String(x.measurement.load.requestsPerSecond))} | ${cell((x) => latency(x.measurement.load.p50))} | ` +
+        `${cell((x) => latency(x.measurement.load.p99))} | ${cell((x) => x.ratio.toFixed(2))} | ` +
         `${s.worstRatio === undefined ? '–' : s.worstRatio.toFixed(2)} | ${ratioVerdict(s.worstRatio, s.target)} | ` +
         `${Math.max(0, ...Object.values(s.byConnections).map((x) => x.measurement.peakRssMb))} | ` +
         `${Object.values(s.byConnections).reduce((sum, x) => sum + x.measurement.load.unexpected, 0)} |`,
