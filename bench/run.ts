@@ -140,7 +140,7 @@ async function main(): Promise<void> {
       cpus: config.cpus,
       node: process.version,
     },
-    ...(side ? { postgres: { settings: side.settings, walinspect: side.walinspect, walSlot: side.walSlot !== undefined } } : {}),
+    ...(side ? { postgres: { settings: side.settings, walinspect: side.walinspect, walSlot: side.walSlot } } : {}),
     baseline: { name: BASELINE_NAME, byConnections: {} },
     scenarios: [],
     groups: [],

@@ -5,7 +5,7 @@
 // - bytes stored per request from the growth of pg_total_relation_size of every table;
 // - WAL bytes per request from the WAL insert position, attributed to the window's database (and split by
 //   relation, with the full-page-image share) by reading the window's WAL with pg_walinspect; a temporary
-//   replication slot of the harness's connection keeps that WAL from being recycled until it is read;
+//   replication slot keeps that WAL from being recycled until it is read (WalSlot);
 // - time in the database per transaction, wait events and the statements seen, from pg_stat_activity
 //   sampled during the window.
 //
@@ -287,6 +287,59 @@ interface EndedWindow {
   activity: ActivitySummary
 }
 
+/**
+ * A temporary physical replication slot that keeps the WAL of the window being measured on disk until
+ * pg_walinspect has read it. It lives on a connection of its own that runs nothing else, because
+ * Postgres drops a session's temporary slots whenever that session raises an error; it disappears
+ * with that connection, however the harness ends.
+ */
+class WalSlot {
+  private advancedTo = '0/0'
+
+  private constructor(
+    private readonly client: pg.Client,
+    readonly name: string,
+  ) {}
+
+  static async create(url: string, name: string): Promise<WalSlot | undefined> {
+    const client = new pg.Client({ connectionString: url, application_name: MONITOR_APP })
+    await client.connect()
+    try {
+      await client.query('SELECT pg_create_physical_replication_slot($1, true, true)', [name])
+      return new WalSlot(client, name)
+    } catch (error) {
+      await client.end()
+      // Needs superuser or REPLICATION, and a free slot.
+      console.warn(`bench: no temporary replication slot (${(error as Error).message}); a checkpoint may hide a window's WAL`)
+      return undefined
+    }
+  }
+
+  /** Releases the WAL before `lsn` (never backwards: Postgres refuses that). */
+  async advance(lsn: string): Promise<void> {
+    try {
+      const { rows } = await this.client.query<{ ahead: boolean }>(
+        `SELECT $1::pg_lsn > $2::pg_lsn AS ahead FROM pg_replication_slots WHERE slot_name = $3`,
+        [lsn, this.advancedTo, this.name],
+      )
+      if (rows.length === 0) {
+        // Lost (it should not be): take a new one, which holds WAL from now on.
+        await this.client.query('SELECT pg_create_physical_replication_slot($1, true, true)', [this.name])
+        console.warn('bench: the temporary replication slot was lost and has been recreated')
+      } else if (rows[0]?.ahead) {
+        await this.client.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.name, lsn])
+        this.advancedTo = lsn
+      }
+    } catch (error) {
+      console.warn(`bench: replication slot: ${(error as Error).message}`)
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.end()
+  }
+}
+
 export class DatabaseSide {
   private constructor(
     private readonly monitor: pg.Client,
@@ -295,14 +348,13 @@ export class DatabaseSide {
     readonly walinspect: boolean,
     readonly sampleIntervalMs: number,
     private readonly trackActivityQuerySize: number,
-    /** A temporary physical replication slot holding the WAL of the current window, if it could be created. */
-    readonly walSlot: string | undefined,
+    /** Holds the WAL of the current window, if it could be created. */
+    private readonly slot: WalSlot | undefined,
   ) {}
 
   /**
    * Connects to `monitorUrl` (a scratch database of the harness) and installs pg_walinspect there if it
-   * can. `slotName` names the temporary replication slot: it lives as long as this connection, so it
-   * disappears with the harness however the harness ends.
+   * can, and takes a temporary replication slot named `slotName` (see WalSlot).
    */
   static async open(monitorUrl: string, sampleIntervalMs: number, slotName: string): Promise<DatabaseSide> {
     const monitor = new pg.Client({ connectionString: monitorUrl, application_name: MONITOR_APP })
@@ -325,20 +377,17 @@ export class DatabaseSide {
       walinspect = false
     }
     // Without it a checkpoint during a window may recycle the window's WAL before it is read (the window
-    // then reports the cluster's WAL). Needs superuser or REPLICATION, and a free slot.
-    let walSlot: string | undefined
-    if (walinspect) {
-      try {
-        await monitor.query('SELECT pg_create_physical_replication_slot($1, true, true)', [slotName])
-        walSlot = slotName
-      } catch (error) {
-        console.warn(`bench: no temporary replication slot (${(error as Error).message}); a checkpoint may hide a window's WAL`)
-      }
-    }
-    return new DatabaseSide(monitor, settings, walinspect, sampleIntervalMs, trackActivityQuerySize, walSlot)
+    // then reports the cluster's WAL).
+    const slot = walinspect ? await WalSlot.create(monitorUrl, slotName) : undefined
+    return new DatabaseSide(monitor, settings, walinspect, sampleIntervalMs, trackActivityQuerySize, slot)
+  }
+
+  get walSlot(): boolean {
+    return this.slot !== undefined
   }
 
   async close(): Promise<void> {
+    await this.slot?.close()
     await this.monitor.end()
   }
 
@@ -380,6 +429,8 @@ export class DatabaseSide {
    */
   async walOf(oid: number, from: string, to: string): Promise<WalRelation[] | null> {
     if (!this.walinspect) return null
+    // No WAL at all was written (pg_walinspect refuses an empty range).
+    if (from === to) return []
     try {
       // pg_walinspect reads only WAL that has been flushed.
       for (let i = 0; i < 50; i++) {
@@ -405,7 +456,7 @@ export class DatabaseSide {
       return null
     } finally {
       // Read (or lost): release it. The slot never holds more than the window being measured.
-      if (this.walSlot) await this.monitor.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.walSlot, to]).catch(() => {})
+      await this.slot?.advance(to)
     }
   }
 }
