@@ -1,240 +1,325 @@
-// npm run bench: starts the baseline and the API (compiled, on a scratch Postgres database), drives each
-// scenario with autocannon, and prints req/s, p50, p99, peak RSS and the ratio to the baseline.
-import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+// npm run bench: measures every scenario (bench/scenarios.ts) at each connection count, alternating with
+// the baseline (bench/baseline.ts), and the database side of every run; prints markdown tables and
+// writes bench/last-run.json. The method is documented in docs/benchmarks.md.
+//
+// Alternation: at each connection count the runs go B S1 B S2 B … Sn B (B = baseline). Each scenario is
+// compared with the mean of the two baseline runs around it, so a slow drift of the machine (other
+// processes, a table growing, a checkpoint) weighs on both sides of every ratio, and each baseline run
+// serves both its neighbours (n scenarios cost n + 1 baseline runs). Every run has its own warm-up.
+import { writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import autocannon, { type Request } from 'autocannon'
-import pg from 'pg'
 import { openPostgres } from '../src/db/connect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import { sampleQuoteBody, scenarios, seed, type Scenario, type Seed } from './scenarios.js'
+import { loadBenchConfig, selected } from './harness/config.js'
+import { DatabaseSide, databaseUrl, withClient, type DatabaseMeter } from './harness/database.js'
+import { drive, type ResolvedRequest } from './harness/load.js'
+import { freePort, startService, stopService, type Service } from './harness/processes.js'
+import {
+  databaseDetails,
+  databaseTable,
+  reportJson,
+  summaryLines,
+  throughputTable,
+  type BenchReport,
+  type Measurement,
+  type ScenarioReport,
+} from './harness/report.js'
+import { API_PEAK_RSS_MAX_MB, BASELINE_NAME, baselineRequest, groups } from './scenarios.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const duration = Number(process.env.BENCH_DURATION ?? 10)
-const warmup = Number(process.env.BENCH_WARMUP ?? 3)
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
-const only = process.env.BENCH_ONLY
+const config = loadBenchConfig()
+const startedAt = Date.now()
 
-const dbUrl = (name: string) => {
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return url.toString()
+const clock = () => {
+  const s = Math.round((Date.now() - startedAt) / 1000)
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`
+}
+const log = (line: string) => console.log(`[${clock()}] ${line}`)
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length)
+
+/** A server under test and the meter of its database. */
+interface System {
+  service: Service
+  meter: DatabaseMeter | undefined
 }
 
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl })
-  await client.connect()
-  try {
-    await client.query(sql)
-  } finally {
-    await client.end()
+const runId = Date.now().toString(36)
+const prefix = `canopy_bench_${runId}`
+const databases: string[] = []
+const services: Service[] = []
+let side: DatabaseSide | undefined
+
+async function createDatabase(name: string): Promise<string> {
+  await withClient(config.adminUrl, (client) => client.query(`CREATE DATABASE ${name}`))
+  databases.push(name)
+  return databaseUrl(config.adminUrl, name)
+}
+
+async function cleanUp(): Promise<void> {
+  await Promise.all(services.splice(0).map((service) => stopService(service)))
+  await side?.close().catch(() => {})
+  side = undefined
+  for (const name of databases.splice(0)) {
+    await withClient(config.adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch(() => {})
   }
 }
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-
-async function waitForHttp(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 150; i++) {
-    if (child.exitCode !== null) throw new Error(`${url}: process exited with ${child.exitCode}`)
-    try {
-      await fetch(url, { method: 'GET' })
-      return
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
+/**
+ * Warm-up then measurement of one request against one system. `window`: the database side of both is
+ * measured (the default); without it the run only marks its database as touched.
+ */
+async function measure(
+  system: System,
+  request: ResolvedRequest,
+  connections: number,
+  label: string,
+  options: { overallRate?: number; window?: boolean } = {},
+): Promise<Measurement> {
+  const { meter, service } = system
+  const windowed = options.window ?? true
+  const pending = meter ? (windowed ? await meter.beginWindow() : (await meter.beforeTraffic(), undefined)) : undefined
+  const rate = options.overallRate ? { overallRate: options.overallRate } : {}
+  service.rss.markWindow()
+  const warmup = await drive(service.url, request, { connections, seconds: config.warmupSeconds, ...rate })
+  const load = await drive(service.url, request, { connections, seconds: config.durationSeconds, ...rate })
+  const measurement: Measurement = { connections, load, warmupRequests: warmup.sent, peakRssMb: service.rss.windowPeakMb() }
+  if (meter) {
+    if (pending) {
+      pending.onClose = (window) => {
+        measurement.database = window
+        log(
+          `  db ${label} @ ${connections}: ${window.transactionsPerRequest.toFixed(2)} xacts/req, ${window.rowsInsertedPerRequest.toFixed(2)} rows/req, ` +
+            `${Math.round(window.wal.bytesPerRequest)} B WAL/req, ${Math.round(window.storedBytesPerRequest)} B stored/req`,
+        )
+      }
+      await meter.endWindow(warmup.sent + load.sent)
+    } else meter.touched()
   }
-  throw new Error(`${url} did not come up`)
-}
-
-function rssSampler(pid: number) {
-  let peak = 0
-  const sample = () => {
-    try {
-      const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0)
-      peak = Math.max(peak, kb)
-    } catch {
-      /* process gone */
-    }
-  }
-  const timer = setInterval(sample, 100)
-  sample()
-  return {
-    stop: () => {
-      clearInterval(timer)
-      return peak / 1024
-    },
-  }
-}
-
-interface Result {
-  name: string
-  target: string
-  requestsPerSecond: number
-  p50: number
-  p99: number
-  non2xx: number
-  errors: number
-  unexpectedStatus: number
-  peakRssMb: number
-  ratio?: number
-  minRatio?: number
-  halfRate?: { requestsPerSecond: number; p99: number; maxP99: number }
-}
-
-async function drive(scenario: Scenario, baseUrl: string, data: Seed, seconds: number, rate?: number) {
-  const body = scenario.body ? JSON.stringify(scenario.body(data)) : undefined
-  const headers = { ...(body ? { 'content-type': 'application/json' } : {}), ...(scenario.headers?.(data) ?? {}) }
-  let unexpected = 0
-  const instance = autocannon({
-    url: baseUrl,
-    connections,
-    duration: seconds,
-    ...(rate ? { overallRate: rate } : {}),
-    requests: [
-      {
-        method: scenario.method,
-        path: scenario.path(data),
-        headers,
-        ...(body ? { body } : {}),
-        ...(scenario.perRequestHeaders
-          ? {
-              setupRequest: (request: Request): Request => ({
-                ...request,
-                headers: { ...request.headers, ...scenario.perRequestHeaders?.() },
-              }),
-            }
-          : {}),
-        onResponse: (status: number) => {
-          if (status !== scenario.expectStatus) unexpected++
-        },
-      },
-    ],
-  })
-  const result = await instance
-  return { result, unexpected }
+  const odd = load.unexpected ? `, ${load.unexpected} unexpected (${JSON.stringify(load.statuses)})` : ''
+  log(
+    `${String(connections).padStart(3)} conns  ${label.padEnd(40)} ${String(load.requestsPerSecond).padStart(6)} req/s  ` +
+      `p50 ${load.p50} ms  p99 ${load.p99} ms${options.overallRate ? ` (fixed rate ${options.overallRate}/s)` : ''}${odd}`,
+  )
+  return measurement
 }
 
 async function main(): Promise<void> {
-  const runId = `${Date.now().toString(36)}`
-  const database = `canopy_bench_${runId}`
-  await admin(`CREATE DATABASE ${database}`)
-  const children: ChildProcess[] = []
-  try {
-    const handle = openPostgres({ url: dbUrl(database), poolMax: 2 })
-    await migrateToLatest(handle.db)
-    const seeded = await seed(handle.db)
-    await handle.close()
+  const plan = groups
+    .map((group) => ({ group, scenarios: group.scenarios.filter((s) => selected(config, s.name)) }))
+    .filter((p) => p.scenarios.length > 0)
+  if (plan.length === 0) throw new Error(`BENCH_ONLY=${config.only.join(',')} selects no scenario`)
 
-    const basePort = await freePort()
-    const baseline = spawn(process.execPath, ['--import', 'tsx', 'bench/baseline.ts'], {
+  if (config.databaseSide) side = await DatabaseSide.open(await createDatabase(`${prefix}_monitor`), config.sampleIntervalMs, prefix)
+  const baselineDatabase = `${prefix}_baseline`
+  const baselineUrl = await createDatabase(baselineDatabase)
+  const baselinePort = await freePort()
+  const baselineService = await startService({
+    name: 'baseline',
+    cwd: root,
+    args: ['--import', 'tsx', 'bench/baseline.ts'],
+    env: { ...process.env, BASELINE_DATABASE_URL: baselineUrl, PORT: String(baselinePort), DATABASE_POOL_MAX: '10' },
+    port: baselinePort,
+    readyPath: '/',
+  })
+  services.push(baselineService)
+  // The baseline creates its table on a connection it closes at once: its database is settled already.
+  const baseline: System = { service: baselineService, meter: side?.meter(baselineDatabase, baselineUrl) }
+
+  const report: BenchReport = {
+    at: new Date().toISOString(),
+    totalSeconds: 0,
+    config: {
+      connections: config.connections,
+      referenceConnections: config.referenceConnections,
+      warmupSeconds: config.warmupSeconds,
+      durationSeconds: config.durationSeconds,
+      only: config.only,
+      logLevel: config.logLevel,
+      databaseSide: config.databaseSide,
+      sampleIntervalMs: config.sampleIntervalMs,
+      cpus: config.cpus,
+      node: process.version,
+    },
+    ...(side ? { postgres: { settings: side.settings, walinspect: side.walinspect, walSlot: side.walSlot } } : {}),
+    baseline: { name: BASELINE_NAME, byConnections: {} },
+    scenarios: [],
+    groups: [],
+    rssMaxMb: API_PEAK_RSS_MAX_MB,
+    checks: [],
+  }
+  const pgSettings = side
+    ? `; ${side.settings.version.split(' on ')[0]} (fsync=${side.settings.fsync}, synchronous_commit=${side.settings.synchronous_commit}, ` +
+      `full_page_writes=${side.settings.full_page_writes}, shared_buffers=${side.settings.shared_buffers})`
+    : ''
+  console.log(
+    `\nbench: ${config.connections.join(', ')} connections (reference ${config.referenceConnections}); ` +
+      `${config.warmupSeconds} s warm-up + ${config.durationSeconds} s per run; runs alternate B S B … S B with the baseline\n` +
+      `API LOG_LEVEL=${config.logLevel}, DATABASE_POOL_MAX=10; ${config.cpus} CPUs; Node ${process.version}${pgSettings}\n` +
+      (config.databaseSide ? '' : 'database side off (BENCH_DB_SIDE=0)\n'),
+  )
+
+  for (const { group, scenarios } of plan) {
+    const name = `${prefix}_${group.name}`
+    const url = await createDatabase(name)
+    const handle = openPostgres({ url, poolMax: 2 })
+    try {
+      await migrateToLatest(handle.db)
+      await group.seed(handle.db)
+    } finally {
+      await handle.close()
+    }
+    const port = await freePort()
+    const service = await startService({
+      name: `api (${group.name})`,
       cwd: root,
-      stdio: 'inherit',
-      env: { ...process.env, BASELINE_DATABASE_URL: dbUrl(database), PORT: String(basePort) },
-    })
-    children.push(baseline)
-    const apiPort = await freePort()
-    const api = spawn(process.execPath, ['dist/src/server.js'], {
-      cwd: root,
-      stdio: 'inherit',
+      args: ['dist/src/server.js'],
       env: {
         PATH: process.env.PATH,
-        DATABASE_URL: dbUrl(database),
-        PORT: String(apiPort),
+        DATABASE_URL: url,
+        PORT: String(port),
         HOST: '127.0.0.1',
-        LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+        LOG_LEVEL: config.logLevel,
         RATE_LIMIT_PER_MINUTE: '1000000000',
         DATABASE_POOL_MAX: '10',
+        ...group.env,
       },
+      port,
+      readyPath: '/healthz',
     })
-    children.push(api)
-    const urls = { baseline: `http://127.0.0.1:${basePort}`, api: `http://127.0.0.1:${apiPort}` }
-    await waitForHttp(`${urls.baseline}/`, baseline)
-    await waitForHttp(`${urls.api}/healthz`, api)
-    const pids = { baseline: baseline.pid ?? 0, api: api.pid ?? 0 }
-    const quote = await fetch(`${urls.api}/quotes/carbon`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` },
-      body: JSON.stringify(sampleQuoteBody(seeded.organisationId)),
-    }).then((r) => r.json() as Promise<{ quoteId: string; credits: { amounts: { total: number } } }>)
-    const data: Seed = { ...seeded, quoteId: quote.quoteId, creditsTotal: quote.credits.amounts.total }
+    services.push(service)
+    const api: System = { service, meter: side?.meter(name, url) }
+    const requests = await group.prepare(service.url)
+    api.meter?.touched()
+    log(`group ${group.name}: API pid ${service.child.pid}${Object.keys(group.env).length ? `, env ${JSON.stringify(group.env)}` : ''}`)
 
-    const results: Result[] = []
-    console.log(
-      `\nbench: ${connections} connections, ${warmup}s warm-up + ${duration}s per scenario, API LOG_LEVEL=${process.env.BENCH_LOG_LEVEL ?? 'warn'}\n`,
-    )
-    for (const scenario of scenarios.filter((s) => !only || s.target === 'baseline' || s.name.includes(only))) {
-      if (warmup > 0) await drive(scenario, urls[scenario.target], data, warmup)
-      const rss = rssSampler(pids[scenario.target])
-      const { result, unexpected } = await drive(scenario, urls[scenario.target], data, duration)
-      const row: Result = {
-        name: scenario.name,
-        target: scenario.target,
-        requestsPerSecond: Math.round(result.requests.average),
-        p50: result.latency.p50,
-        p99: result.latency.p99,
-        non2xx: result.non2xx,
-        errors: result.errors + result.timeouts,
-        unexpectedStatus: unexpected,
-        peakRssMb: Math.round(rss.stop()),
-        ...(scenario.minRatio ? { minRatio: scenario.minRatio } : {}),
+    const reports = new Map<string, ScenarioReport>()
+    for (const s of scenarios) {
+      const entry: ScenarioReport = { name: s.name, group: group.name, ...(s.target ? { target: s.target } : {}), byConnections: {} }
+      reports.set(s.name, entry)
+      report.scenarios.push(entry)
+    }
+    const requestOf = (scenario: string): ResolvedRequest => {
+      const request = requests.get(scenario)
+      if (!request) throw new Error(`group ${group.name} resolved no request for ${scenario}`)
+      return request
+    }
+
+    for (const connections of config.connections) {
+      const runs: Measurement[] = [await measure(baseline, baselineRequest, connections, BASELINE_NAME)]
+      for (const s of scenarios) {
+        const measurement = await measure(api, requestOf(s.name), connections, s.name)
+        const before = runs.at(-1) as Measurement
+        const after = await measure(baseline, baselineRequest, connections, BASELINE_NAME)
+        runs.push(after)
+        const pair: [number, number] = [before.load.requestsPerSecond, after.load.requestsPerSecond]
+        const ratio = measurement.load.requestsPerSecond / Math.max(1, mean(pair))
+        ;(reports.get(s.name) as ScenarioReport).byConnections[connections] = { measurement, baselineRequestsPerSecond: pair, ratio }
+        log(`  ${s.name} @ ${connections}: × ${ratio.toFixed(2)} (baseline ${pair[0]} before, ${pair[1]} after)`)
       }
-      if (scenario.halfRateP99MaxMs !== undefined) {
-        const rate = Math.max(1, Math.floor(row.requestsPerSecond / 2))
-        const half = await drive(scenario, urls[scenario.target], data, duration, rate)
-        row.halfRate = {
-          requestsPerSecond: Math.round(half.result.requests.average),
-          p99: half.result.latency.p99,
-          maxP99: scenario.halfRateP99MaxMs,
+      ;(report.baseline.byConnections[connections] ??= []).push(...runs)
+
+      if (connections !== config.referenceConnections) continue
+      for (const s of scenarios.filter((x) => x.halfRateP99MaxMs !== undefined)) {
+        const entry = reports.get(s.name) as ScenarioReport
+        const measured = entry.byConnections[connections]?.measurement.load.requestsPerSecond ?? 0
+        const overallRate = Math.max(1, Math.floor(measured / 2))
+        const half = await measure(api, requestOf(s.name), connections, `${s.name} (half rate)`, { overallRate, window: false })
+        const maxP99Ms = s.halfRateP99MaxMs as number
+        entry.halfRate = {
+          connections,
+          overallRate,
+          load: half.load,
+          maxP99Ms,
+          pass: half.load.p99 <= maxP99Ms && half.load.unexpected === 0,
         }
-        row.unexpectedStatus += half.unexpected
       }
-      results.push(row)
-      console.log(
-        `${row.name}: ${row.requestsPerSecond} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, unexpected ${row.unexpectedStatus}` +
-          (row.halfRate ? `; at ${row.halfRate.requestsPerSecond} req/s p99 ${row.halfRate.p99} ms` : ''),
-      )
     }
-    const base = results.find((r) => r.target === 'baseline')?.requestsPerSecond ?? 0
-    for (const row of results) row.ratio = base ? Math.round((row.requestsPerSecond / base) * 100) / 100 : 0
-
-    const header = '| scenario | req/s | p50 ms | p99 ms | peak RSS MB | × baseline | target | unexpected |'
-    console.log(`\n${header}\n|---|---:|---:|---:|---:|---:|---:|---:|`)
-    for (const r of results) {
-      const verdict = r.minRatio === undefined ? '' : `≥ ${r.minRatio} ${r.ratio! >= r.minRatio ? '✓' : '✗'}`
-      console.log(
-        `| ${r.name} | ${r.requestsPerSecond} | ${r.p50} | ${r.p99} | ${r.peakRssMb} | ${r.ratio} | ${verdict} | ${r.unexpectedStatus} |`,
-      )
-    }
-    for (const r of results.filter((x) => x.halfRate)) {
-      const h = r.halfRate!
-      console.log(
-        `\n${r.name} at half rate (${h.requestsPerSecond} req/s): p99 ${h.p99} ms (target ≤ ${h.maxP99} ms ${h.p99 <= h.maxP99 ? '✓' : '✗'})`,
-      )
-    }
-    const rss = Math.max(...results.filter((r) => r.target === 'api').map((r) => r.peakRssMb))
-    console.log(`API peak RSS ${rss} MB (target ≤ 250 MB ${rss <= 250 ? '✓' : '✗'})`)
-    writeFileSync(
-      `${root}/bench/last-run.json`,
-      `${JSON.stringify({ at: new Date().toISOString(), connections, duration, results }, null, 2)}\n`,
-    )
-  } finally {
-    for (const child of children) child.kill('SIGTERM')
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => {})
+    report.groups.push({ name: group.name, env: group.env, apiPeakRssMb: service.rss.peakMb() })
+    await stopService(service)
+    services.splice(services.indexOf(service), 1)
+    // Its backends publish their counters as they exit: the group's last window closes without a pause.
+    await api.meter?.serverStopped()
+    await api.meter?.finish()
   }
+  await stopService(baselineService)
+  services.splice(services.indexOf(baselineService), 1)
+  await baseline.meter?.serverStopped()
+  await baseline.meter?.finish()
+
+  for (const s of report.scenarios) {
+    const ratios = Object.values(s.byConnections).map((x) => x.ratio)
+    if (ratios.length) s.worstRatio = Math.min(...ratios)
+    if (s.target && s.worstRatio !== undefined) {
+      report.checks.push({
+        check: `${s.name}: worst × baseline ${s.worstRatio.toFixed(2)} ≥ ${s.target.minRatio}`,
+        pass: s.worstRatio >= s.target.minRatio,
+      })
+    }
+    if (s.halfRate) {
+      const h = s.halfRate
+      report.checks.push({
+        check: `${s.name} at half its max rate (${h.connections} connections, fixed ${h.overallRate} req/s, got ${h.load.requestsPerSecond}): p99 ${h.load.p99} ms ≤ ${h.maxP99Ms} ms`,
+        pass: h.pass,
+      })
+    }
+  }
+  for (const g of report.groups) {
+    report.checks.push({
+      check: `API (${g.name}) peak RSS over the whole bench ${g.apiPeakRssMb} MB ≤ ${API_PEAK_RSS_MAX_MB} MB`,
+      pass: g.apiPeakRssMb <= API_PEAK_RSS_MAX_MB,
+    })
+  }
+  const all = [
+    ...Object.values(report.baseline.byConnections).flat(),
+    ...report.scenarios.flatMap((s) => Object.values(s.byConnections).map((x) => x.measurement)),
+  ]
+  const unexpected = all.reduce((sum, m) => sum + m.load.unexpected, 0)
+  report.checks.push({ check: `every response had its expected status (${unexpected} did not)`, pass: unexpected === 0 })
+  const baseWindows = all.filter((m) => m.database && report.baseline.byConnections[m.connections]?.includes(m)).map((m) => m.database)
+  if (baseWindows.length) {
+    // The baseline does exactly one INSERT (one transaction, one row) per request: a check of the accounting.
+    const xacts = mean(baseWindows.map((w) => w?.transactionsPerRequest ?? 0))
+    const rows = mean(baseWindows.map((w) => w?.rowsInsertedPerRequest ?? 0))
+    report.checks.push({
+      check: `database accounting: the baseline shows ${xacts.toFixed(3)} transactions and ${rows.toFixed(3)} rows per request (1 expected, ± 2%)`,
+      pass: Math.abs(xacts - 1) <= 0.02 && Math.abs(rows - 1) <= 0.02,
+    })
+  }
+
+  report.totalSeconds = Math.round((Date.now() - startedAt) / 1000)
+  writeFileSync(`${root}/bench/last-run.json`, reportJson(report))
+
+  const ref = config.referenceConnections
+  console.log(`\n## Throughput and latency\n`)
+  console.log(
+    `× baseline = the scenario's req/s ÷ the mean of the baseline runs just before and after it, at the same connection count; ` +
+      `worst × = the lowest over ${config.connections.join(', ')} connections.\n`,
+  )
+  console.log(throughputTable(report))
+  if (side) {
+    console.log(`\n## Database side\n`)
+    console.log(
+      `Per HTTP request sent, over warm-up + measurement. xacts/req at every count, the rest at ${ref} connections. ` +
+        `† = a checkpoint completed during the run (more full-page images).\n`,
+    )
+    console.log(databaseTable(report))
+    console.log(`\nWAL by relation and statements sampled from pg_stat_activity, at ${ref} connections:\n`)
+    console.log(databaseDetails(report))
+  }
+  console.log(`\n## Checks\n`)
+  for (const line of summaryLines(report)) console.log(line)
+  const minutes = Math.floor(report.totalSeconds / 60)
+  console.log(`\nTotal ${minutes} min ${report.totalSeconds % 60} s; results in bench/last-run.json`)
 }
 
-main().catch((error: unknown) => {
-  console.error(error)
-  process.exitCode = 1
+process.once('SIGINT', () => {
+  console.error('\nbench: interrupted, cleaning up')
+  void cleanUp().finally(() => process.exit(130))
 })
+
+main()
+  .catch((error: unknown) => {
+    console.error(error)
+    process.exitCode = 1
+  })
+  .finally(() => cleanUp())

@@ -1,0 +1,111 @@
+// The processes under test: the compiled API (one per scenario group, with the group's environment) and
+// the baseline server (bench/baseline.ts). Each is sampled for resident memory for its whole life.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+
+/** Peak VmRSS of a process, sampled every 100 ms from start to stop; `windowPeak` restarts with `markWindow`. */
+export class RssSampler {
+  private peakKb = 0
+  private windowPeakKb = 0
+  private readonly timer: NodeJS.Timeout
+
+  constructor(private readonly pid: number) {
+    this.timer = setInterval(() => this.sample(), 100)
+    this.sample()
+  }
+
+  private sample(): void {
+    try {
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${this.pid}/status`, 'utf8'))?.[1] ?? 0)
+      this.peakKb = Math.max(this.peakKb, kb)
+      this.windowPeakKb = Math.max(this.windowPeakKb, kb)
+    } catch {
+      /* the process is gone, or /proc is unavailable */
+    }
+  }
+
+  markWindow(): void {
+    this.sample()
+    this.windowPeakKb = 0
+  }
+
+  /** MB since the last markWindow. */
+  windowPeakMb(): number {
+    this.sample()
+    return Math.round(this.windowPeakKb / 1024)
+  }
+
+  peakMb(): number {
+    this.sample()
+    return Math.round(this.peakKb / 1024)
+  }
+
+  stop(): void {
+    clearInterval(this.timer)
+  }
+}
+
+export interface Service {
+  name: string
+  url: string
+  child: ChildProcess
+  rss: RssSampler
+}
+
+async function waitForHttp(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${url}: process exited (${child.exitCode ?? child.signalCode})`)
+    try {
+      await fetch(url)
+      return
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  throw new Error(`${url} did not come up within 30 s`)
+}
+
+export async function startService(options: {
+  name: string
+  cwd: string
+  args: string[]
+  env: NodeJS.ProcessEnv
+  port: number
+  readyPath: string
+}): Promise<Service> {
+  const child = spawn(process.execPath, options.args, { cwd: options.cwd, stdio: ['ignore', 'inherit', 'inherit'], env: options.env })
+  const rss = new RssSampler(child.pid ?? 0)
+  const url = `http://127.0.0.1:${options.port}`
+  try {
+    await waitForHttp(`${url}${options.readyPath}`, child)
+  } catch (error) {
+    rss.stop()
+    child.kill('SIGKILL')
+    throw error
+  }
+  return { name: options.name, url, child, rss }
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
+export async function stopService(service: Service, graceMs = 5000): Promise<void> {
+  service.rss.stop()
+  const { child } = service
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)
+  await exited
+  clearTimeout(timer)
+}
