@@ -1,9 +1,9 @@
-// Where quotes are kept: concurrent inserts are coalesced into one statement, each catalogue snapshot is
+// Where quotes are kept: concurrent inserts (with the sessions some of them back) are coalesced into one statement, each catalogue snapshot is
 // written at most once per process, and recent quotes are served from memory (a stored quote never changes).
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
-import { findQuoteById, insertQuotes, type Quote } from '../db/repositories/quotes.js'
-import { insertQuoteWithSession, type Session } from '../db/repositories/sessions.js'
+import { findQuoteById, insertQuotes, type Quote, type QuoteWrite } from '../db/repositories/quotes.js'
+import type { Session } from '../db/repositories/sessions.js'
 import { Batcher } from './batcher.js'
 import { createCache, type Cache } from './cache.js'
 
@@ -11,7 +11,7 @@ export class QuoteStore {
   private readonly recent: Cache<Quote>
   /** Snapshot ids this process has seen committed; the others go with the next insert (ON CONFLICT DO NOTHING). */
   private readonly storedSnapshots = createCache<true>({ max: 10_000 })
-  private readonly writer: Batcher<Quote>
+  private readonly writer: Batcher<QuoteWrite>
   private readonly isStored = (snapshotId: string): boolean => this.storedSnapshots.get(snapshotId) === true
 
   constructor(
@@ -19,9 +19,9 @@ export class QuoteStore {
     cacheSize: number,
   ) {
     this.recent = createCache({ max: cacheSize })
-    this.writer = new Batcher(async (quotes) => {
-      this.remember(await insertQuotes(this.db, quotes, this.isStored))
-      return quotes.map((): void => undefined)
+    this.writer = new Batcher(async (writes) => {
+      this.remember(await insertQuotes(this.db, writes, this.isStored))
+      return writes.map((): void => undefined)
     })
   }
 
@@ -31,13 +31,13 @@ export class QuoteStore {
 
   /** Resolves once the quote is committed. */
   async save(quote: Quote): Promise<void> {
-    await this.writer.submit(quote)
+    await this.writer.submit({ quote, session: null })
     this.recent.set(quote.id, quote)
   }
 
-  /** The quote and the session it backs, in one statement. */
+  /** The quote and the session it backs, in the same statement (and with concurrent quotes and sessions). */
   async saveWithSession(quote: Quote, session: Session): Promise<void> {
-    this.remember(await insertQuoteWithSession(this.db, quote, session, this.isStored))
+    await this.writer.submit({ quote, session })
     this.recent.set(quote.id, quote)
   }
 

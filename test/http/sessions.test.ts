@@ -252,6 +252,34 @@ async function countRows(): Promise<{ quotes: number; sessions: number }> {
   return { quotes: await count('quotes'), sessions: await count('sessions') }
 }
 
+describe('concurrent quotes and sessions', () => {
+  it('are stored together (one coalesced statement) and each session opens with its own secret only', async () => {
+    const before = await countRows()
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        i % 3 === 0
+          ? post(merchant.apiKey, '/quotes/carbon', floristQuote(merchant.organisationId))
+          : post(
+              merchant.apiKey,
+              i % 3 === 1 ? '/v3/post-purchase/sessions' : '/v3/checkout/sessions',
+              i % 3 === 1 ? postPurchaseBody(merchant.organisationId) : checkoutBody(merchant.organisationId),
+            ),
+      ),
+    )
+    expect(results.map((r) => r.statusCode)).toEqual(Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? 201 : 200)))
+    expect(await countRows()).toEqual({ quotes: before.quotes + 12, sessions: before.sessions + 8 })
+    const sessions = results.filter((_, i) => i % 3 !== 0).map((r) => r.json() as Created)
+    for (const [i, created] of sessions.entries()) {
+      const kind = i % 2 === 0 ? 'post-purchase' : 'checkout'
+      const res = await read(created.clientSecret, created.sessionId, '', kind)
+      expect(res.statusCode).toBe(200)
+      expect(res.json().quoteId).toBe(created.quoteId)
+      const other = sessions[(i + 1) % sessions.length] as Created
+      expect((await read(other.clientSecret, created.sessionId, '', kind)).statusCode).toBe(401)
+    }
+  })
+})
+
 describe('POST /v3/checkout/sessions', () => {
   it('answers 200 with the same shape, for a pre-purchase flow (no sdkVariant, optional locale)', async () => {
     const res = await post(merchant.apiKey, '/v3/checkout/sessions', checkoutBody(merchant.organisationId, { locale: 'en-US' }))

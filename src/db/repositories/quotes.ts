@@ -2,9 +2,10 @@
 // projects), which is identical for every quote priced from the same catalogue and portfolio and so is
 // stored once, content-addressed by the SHA-256 of its JSON.
 import { createHash } from 'node:crypto'
-import type { Kysely } from 'kysely'
+import type { Kysely, QueryCreator } from 'kysely'
 import type { LockedQuote } from '../../domain/types.js'
 import type { Database, NewQuoteRow, QuoteRequestRecord, QuoteRow, QuoteSnapshotBody, StoredLockedQuote } from '../database.js'
+import { sessionToRow, type Session } from './sessions.js'
 
 /** A stored quote: what was asked, what was locked, and for whom. Immutable once stored. */
 export interface Quote {
@@ -91,29 +92,51 @@ export function quoteRows(
   return { rows, snapshots: [...snapshots.values()] }
 }
 
+/** A quote to store, with the session it backs when it was created for one. */
+export interface QuoteWrite {
+  quote: Quote
+  session: Session | null
+}
+
 /**
- * Stores quotes in one statement, with the snapshots that may not be stored yet in a data-modifying CTE
- * (ON CONFLICT DO NOTHING: snapshots are immutable). Returns the ids of the snapshots it wrote or found.
+ * Stores quotes (and the sessions some of them back) in ONE statement: data-modifying CTEs insert the quotes and
+ * the snapshots that may not be stored yet (ON CONFLICT DO NOTHING: snapshots are immutable); the sessions'
+ * foreign key to their quote is checked at the end of the statement, when the quotes exist. Returns the ids of
+ * the snapshots it wrote or found.
  */
 export async function insertQuotes(
   db: Kysely<Database>,
-  quotes: readonly Quote[],
+  writes: readonly QuoteWrite[],
   isStored: (snapshotId: string) => boolean,
 ): Promise<string[]> {
-  if (quotes.length === 0) return []
-  const { rows, snapshots } = quoteRows(quotes, isStored)
-  if (snapshots.length === 0) {
+  if (writes.length === 0) return []
+  const { rows, snapshots } = quoteRows(
+    writes.map((w) => w.quote),
+    isStored,
+  )
+  const sessions = writes.flatMap((w) => (w.session ? [sessionToRow(w.session)] : []))
+  const insertSnapshots = (qb: QueryCreator<Database>) =>
+    qb
+      .insertInto('quote_snapshots')
+      .values(snapshots)
+      .onConflict((oc) => oc.column('id').doNothing())
+  // Snapshots only when some may be new; sessions only when some quotes back one.
+  if (sessions.length === 0 && snapshots.length === 0) {
     await db.insertInto('quotes').values(rows).execute()
+  } else if (sessions.length === 0) {
+    await db.with('snapshots', insertSnapshots).insertInto('quotes').values(rows).execute()
+  } else if (snapshots.length === 0) {
+    await db
+      .with('quotes_written', (qb) => qb.insertInto('quotes').values(rows))
+      .insertInto('sessions')
+      .values(sessions)
+      .execute()
   } else {
     await db
-      .with('snapshots', (qb) =>
-        qb
-          .insertInto('quote_snapshots')
-          .values(snapshots)
-          .onConflict((oc) => oc.column('id').doNothing()),
-      )
-      .insertInto('quotes')
-      .values(rows)
+      .with('snapshots', insertSnapshots)
+      .with('quotes_written', (qb) => qb.insertInto('quotes').values(rows))
+      .insertInto('sessions')
+      .values(sessions)
       .execute()
   }
   return snapshots.map((s) => s.id)

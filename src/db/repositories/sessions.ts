@@ -1,7 +1,7 @@
-// Sessions: a session row and the quote it is backed by, written together and read together.
+// Sessions: a session row and the quote it is backed by, written together (insertQuotes) and read together.
 import type { Kysely } from 'kysely'
 import type { Database, NewSessionRow, SessionRow } from '../database.js'
-import { quoteFromRow, quoteRows, type Quote } from './quotes.js'
+import { quoteFromRow, type Quote } from './quotes.js'
 
 export type SessionKind = 'post-purchase' | 'checkout'
 export type SdkVariant = 'embedded' | 'takeover'
@@ -20,7 +20,7 @@ export interface Session {
   createdAt: Date
 }
 
-const sessionToRow = (session: Session): NewSessionRow => ({
+export const sessionToRow = (session: Session): NewSessionRow => ({
   id: session.id,
   organisation_id: session.organisationId,
   quote_id: session.quoteId,
@@ -43,36 +43,6 @@ const sessionFromRow = (row: SessionRow): Session => ({
   expiresAt: row.expires_at,
   createdAt: row.created_at,
 })
-
-/**
- * Stores a quote and the session it backs in one statement (one round trip): data-modifying CTEs insert the
- * quote (and its snapshot unless `isStored` knows it), and the session's foreign key is checked at the end of
- * the statement. Returns the ids of the snapshots it wrote or found.
- */
-export async function insertQuoteWithSession(
-  db: Kysely<Database>,
-  quote: Quote,
-  session: Session,
-  isStored: (snapshotId: string) => boolean,
-): Promise<string[]> {
-  const { rows, snapshots } = quoteRows([quote], isStored)
-  const withQuote = db.with('quote', (qb) => qb.insertInto('quotes').values(rows))
-  if (snapshots.length === 0) {
-    await withQuote.insertInto('sessions').values(sessionToRow(session)).execute()
-  } else {
-    await withQuote
-      .with('snapshot', (qb) =>
-        qb
-          .insertInto('quote_snapshots')
-          .values(snapshots)
-          .onConflict((oc) => oc.column('id').doNothing()),
-      )
-      .insertInto('sessions')
-      .values(sessionToRow(session))
-      .execute()
-  }
-  return snapshots.map((s) => s.id)
-}
 
 /** A session with its quote, in one query. */
 export async function findSessionWithQuote(db: Kysely<Database>, id: string): Promise<{ session: Session; quote: Quote } | undefined> {
