@@ -125,20 +125,27 @@ export interface QuotesTable {
   request: ColumnType<QuoteRequestRecord, string, string>
   /** The locked quote without its snapshot part (partners, credits.projects). */
   locked: ColumnType<StoredLockedQuote, string, string>
-  /** quote_snapshots.id of the partners and projects; null only for rows written before snapshots. */
+  /** quote_snapshots.id of its shared part (partners, projects, provenance); null only for rows written before snapshots. */
   snapshot_id: string | null
   created_at: Date
 }
 
-/** A LockedQuote as stored in quotes.locked: its catalogue snapshot lives in quote_snapshots. */
-export type StoredLockedQuote = Omit<LockedQuote, 'partners' | 'credits'> & {
+/**
+ * A LockedQuote as stored in quotes.locked: what many quotes share lives in quote_snapshots. Rows written before
+ * a part moved to the snapshot still carry it inline.
+ */
+export type StoredLockedQuote = Omit<LockedQuote, 'partners' | 'credits' | 'provenance'> & {
   partners?: LockedQuote['partners']
+  provenance?: LockedQuote['provenance']
   credits?: Omit<NonNullable<LockedQuote['credits']>, 'projects'> & { projects?: NonNullable<LockedQuote['credits']>['projects'] }
 }
 
+/** The part of a locked quote many quotes share: stored once per distinct content. */
 export interface QuoteSnapshotBody {
   partners: LockedQuote['partners']
   projects: NonNullable<LockedQuote['credits']>['projects']
+  /** Absent from snapshots written before provenance moved here (their quotes carry it inline). */
+  provenance?: LockedQuote['provenance']
 }
 
 export interface QuoteSnapshotsTable {

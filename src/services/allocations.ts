@@ -1,7 +1,7 @@
 // Funds allocations: split an amount paid with a quote's locked rates and record it exactly once per
 // Idempotency-Key. The whole write is one statement (allocation, entries, receipt outbox row), so a crash
 // leaves either all of it or nothing, and Postgres' unique key decides concurrent duplicates.
-import { createHash, randomUUID } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Allocation, NewTaxReceipt } from '../db/repositories/allocations.js'
 import { reverseAllocation, splitAllocation } from '../domain/allocation.js'
@@ -13,6 +13,7 @@ import type { AllocationStore } from './allocation-store.js'
 import type { QuoteStore } from './quote-store.js'
 import { getQuote } from './quotes.js'
 import type { ReferenceDataCache } from './reference-data.js'
+import { newId } from '../ids.js'
 
 export interface AllocationDeps {
   readonly access: AccessResolver
@@ -144,7 +145,7 @@ export async function allocateFunds(
   const money = (amount: number | undefined): string | null =>
     amount === undefined ? null : formatDecimal(parseDecimal(String(amount)), quote.locked.minorUnits)
   const allocation: Allocation = {
-    id: randomUUID(),
+    id: newId(),
     organisationId: input.organisationId,
     quoteId: quote.id,
     idempotencyKey,
@@ -162,7 +163,7 @@ export async function allocateFunds(
     const names = new Map(quote.locked.partners.map((p) => [p.id, p.name]))
     const settings = await deps.reference.organisationSettings(quote.organisationId)
     receipt = {
-      id: randomUUID(),
+      id: newId(),
       consumerEmail: input.consumerEmail,
       payload: {
         fundsAllocationId: allocation.id,
@@ -215,7 +216,7 @@ export async function reverseFundsAllocation(
   id: string,
 ): Promise<AllocationView> {
   const allocation = await allocationOfTree(deps, principal, id)
-  const reversal = { id: randomUUID(), allocationId: allocation.id, organisationId: allocation.organisationId, createdAt: deps.clock() }
+  const reversal = { id: newId(), allocationId: allocation.id, organisationId: allocation.organisationId, createdAt: deps.clock() }
   if (!(await deps.allocations.insertReversal(reversal))) throw new AppError('ALREADY_REVERSED', 'funds allocation is already reversed')
   return { ...allocation, split: reverseAllocation(allocation.split), createdAt: reversal.createdAt, reversalId: reversal.id }
 }

@@ -1,5 +1,5 @@
 // API keys: ck_<live|test>_<40 base62 chars> (~238 bits), shown once, stored as SHA-256 with a short visible prefix.
-import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import {
@@ -12,6 +12,7 @@ import {
 } from '../db/repositories/api-keys.js'
 import { findOrganisationById } from '../db/repositories/organisations.js'
 import { AppError, notFound } from '../errors.js'
+import { newId } from '../ids.js'
 
 export type { KeyMode }
 
@@ -74,7 +75,7 @@ export async function createApiKey(
 ): Promise<ApiKeySummary & { apiKey: string }> {
   if (!(await findOrganisationById(db, organisationId))) throw notFound('organisation')
   const generated = generateApiKey(mode)
-  const key = await insertApiKey(db, { id: randomUUID(), organisationId, mode, prefix: generated.prefix, createdAt: now }, generated.hash)
+  const key = await insertApiKey(db, { id: newId(), organisationId, mode, prefix: generated.prefix, createdAt: now }, generated.hash)
   return { ...toSummary(key), apiKey: generated.key }
 }
 

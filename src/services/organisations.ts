@@ -1,5 +1,4 @@
 // Organisations: created by operators (CLI, with a first API key) or as children through the API.
-import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import type { AddressJson, Database } from '../db/database.js'
@@ -10,6 +9,7 @@ import { isPricedCurrency } from '../domain/fx.js'
 import { AppError, notFound } from '../errors.js'
 import type { AccessResolver, Principal } from './access.js'
 import { createApiKey, type KeyMode } from './api-keys.js'
+import { newId } from '../ids.js'
 
 export type { Organisation, TaxLiability }
 
@@ -52,7 +52,7 @@ function validate(input: OrganisationInput): void {
 }
 
 const newOrganisation = (input: OrganisationInput, now: Date): Organisation => ({
-  id: randomUUID(),
+  id: newId(),
   parentId: input.parentId,
   tradingName: input.tradingName,
   legalName: input.legalName,

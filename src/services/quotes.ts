@@ -1,5 +1,4 @@
 // Quotes: price a purchase with the pure domain, lock the result, store it; read it back unchanged.
-import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { QuoteRequestRecord } from '../db/database.js'
 import type { Quote } from '../db/repositories/quotes.js'
@@ -11,6 +10,7 @@ import { notFound } from '../errors.js'
 import type { AccessResolver, Principal } from './access.js'
 import type { QuoteStore } from './quote-store.js'
 import type { ReferenceDataCache } from './reference-data.js'
+import { newId } from '../ids.js'
 
 export interface QuoteDeps {
   readonly access: AccessResolver
@@ -72,7 +72,7 @@ export async function priceNewQuote(
     reference,
   )
   return {
-    id: randomUUID(),
+    id: newId(),
     organisationId: request.organisationId,
     impactType,
     currencyCode: locked.currencyCode,

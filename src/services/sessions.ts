@@ -1,6 +1,6 @@
 // Sessions (docs/api-contract.md, "Sessions"): a quote and its session stored together; the client secret is
 // shown once, kept only as SHA-256, and opens exactly one session until it expires.
-import { randomUUID, timingSafeEqual } from 'node:crypto'
+import { timingSafeEqual } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database, QuoteRequestRecord } from '../db/database.js'
 import type { Quote } from '../db/repositories/quotes.js'
@@ -10,6 +10,7 @@ import { AppError, notFound } from '../errors.js'
 import type { Principal } from './access.js'
 import { randomBase62, sha256, type KeyMode } from './api-keys.js'
 import { priceNewQuote, type QuoteDeps } from './quotes.js'
+import { newId } from '../ids.js'
 
 export type { SdkVariant, Session, SessionKind }
 
@@ -54,7 +55,7 @@ export async function createSession(deps: SessionDeps, principal: Principal, inp
   const quote = await priceNewQuote(deps, principal, input.request, input.impactType)
   const clientSecret = generateClientSecret(principal.mode)
   const session: Session = {
-    id: randomUUID(),
+    id: newId(),
     organisationId: quote.organisationId,
     quoteId: quote.id,
     kind: input.kind,

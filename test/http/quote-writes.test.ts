@@ -1,5 +1,5 @@
 // The quote write path: quotes and the sessions some of them back, in one statement, against a real database.
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { DatabaseHandle } from '../../src/db/connect.js'
 import { findQuoteById, insertQuotes, snapshotOf, type Quote } from '../../src/db/repositories/quotes.js'
@@ -103,6 +103,33 @@ describe('insertQuotes', () => {
     ] as const) {
       expect(await findSessionWithQuote(handle.db, session.id)).toEqual({ session, quote })
     }
+  })
+
+  it('reads quotes written before provenance moved to the snapshot (provenance inline, snapshot without it)', async () => {
+    const quote = newQuote('12.34')
+    const { provenance, partners, credits, ...rest } = quote.locked
+    const oldBody = JSON.stringify({ partners, projects: credits?.projects ?? [] })
+    const oldId = createHash('sha256').update(oldBody).digest('hex')
+    await handle.db
+      .insertInto('quote_snapshots')
+      .values({ id: oldId, body: oldBody })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute()
+    await handle.db
+      .insertInto('quotes')
+      .values({
+        id: quote.id,
+        organisation_id: organisationId,
+        impact_type: 'carbon',
+        currency_code: 'GBP',
+        tax_liability: 'platform',
+        request: JSON.stringify(quote.request),
+        locked: JSON.stringify({ ...rest, provenance, credits: credits && { ...credits, projects: undefined } }),
+        snapshot_id: oldId,
+        created_at: quote.createdAt,
+      })
+      .execute()
+    expect(await findQuoteById(handle.db, quote.id)).toEqual(quote)
   })
 
   it('writes nothing of a batch whose session refers to no quote of it (one statement: all or nothing)', async () => {

@@ -406,17 +406,18 @@ describe('stored quotes', () => {
       currency_code: 'GBP',
       tax_liability: 'platform',
     })
-    expect(row.locked.provenance.factor).toMatchObject({ mcc: '5992', region: 'GBR', baseCurrency: 'EUR' })
-    expect(row.locked.provenance.fx).toMatchObject({ from: 'GBP', to: 'EUR', date: expect.any(String) })
-    expect(row.locked.provenance.tax).toMatchObject({ ruleSetVersion: expect.any(String), jurisdiction: { country: 'GB' } })
-    // The catalogue part (partners, priced projects) is stored once per distinct content and shared.
+    // The shared part (partners, priced projects, provenance) is stored once per distinct content.
     expect(row.locked.credits?.projects).toBeUndefined()
     expect(row.locked.partners).toBeUndefined()
+    expect(row.locked.provenance).toBeUndefined()
     const snapshot = await t.db
       .selectFrom('quote_snapshots')
       .selectAll()
       .where('id', '=', row.snapshot_id ?? '')
       .executeTakeFirstOrThrow()
+    expect(snapshot.body.provenance?.factor).toMatchObject({ mcc: '5992', region: 'GBR', baseCurrency: 'EUR' })
+    expect(snapshot.body.provenance?.fx).toMatchObject({ from: 'GBP', to: 'EUR', date: expect.any(String) })
+    expect(snapshot.body.provenance?.tax).toMatchObject({ ruleSetVersion: expect.any(String), jurisdiction: { country: 'GB' } })
     expect(snapshot.body.projects.map((p) => p.id)).toHaveLength(3)
     expect(snapshot.body.partners.length).toBeGreaterThan(0)
     const second = (

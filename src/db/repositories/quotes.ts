@@ -1,6 +1,7 @@
-// Quotes: a locked quote is stored as one row plus its catalogue snapshot (partner details and priced
-// projects), which is identical for every quote priced from the same catalogue and portfolio and so is
-// stored once, content-addressed by the SHA-256 of its JSON.
+// Quotes: a locked quote is stored as one row plus its snapshot: the part many quotes share (partner details,
+// priced projects, and the provenance of the footprint and tax: factor, FX rate, deflator, tax rule set and
+// jurisdiction), stored once, content-addressed by the SHA-256 of its JSON. What is left per quote (inputs,
+// footprint, equivalents, rates, amounts) fits a row inline, without TOAST.
 import { createHash } from 'node:crypto'
 import type { Kysely, QueryCreator } from 'kysely'
 import type { LockedQuote } from '../../domain/types.js'
@@ -26,9 +27,13 @@ export interface QuoteSnapshot {
   body: string
 }
 
-/** The catalogue part of a locked quote, as stored in quote_snapshots. */
+/** The shared part of a locked quote, as stored in quote_snapshots. */
 export function snapshotOf(locked: LockedQuote): QuoteSnapshot {
-  const body = JSON.stringify({ partners: locked.partners, projects: locked.credits?.projects ?? [] } satisfies QuoteSnapshotBody)
+  const body = JSON.stringify({
+    partners: locked.partners,
+    projects: locked.credits?.projects ?? [],
+    provenance: locked.provenance,
+  } satisfies QuoteSnapshotBody)
   return { id: createHash('sha256').update(body).digest('hex'), body }
 }
 
@@ -37,15 +42,19 @@ function lockedWithoutSnapshot(locked: LockedQuote): string {
   return JSON.stringify({
     ...locked,
     partners: undefined,
+    provenance: undefined,
     credits: locked.credits ? { ...locked.credits, projects: undefined } : undefined,
   })
 }
 
-/** The whole locked quote again, from its row and its snapshot (rows written before snapshots carry everything inline). */
+/** The whole locked quote again, from its row and its snapshot (older rows carry inline what they did not share). */
 function joinSnapshot(stored: StoredLockedQuote, snapshot: QuoteSnapshotBody | null): LockedQuote {
-  const { credits, ...rest } = stored
+  const { credits, provenance, ...rest } = stored
+  const shared = snapshot?.provenance ?? provenance
+  if (shared === undefined) throw new Error('stored quote has no provenance inline or in its snapshot')
   return {
     ...rest,
+    provenance: shared,
     partners: snapshot?.partners ?? stored.partners ?? [],
     ...(credits ? { credits: { ...credits, projects: snapshot?.projects ?? credits.projects ?? [] } } : {}),
   }
