@@ -14,6 +14,8 @@ export interface DatabaseHandle {
   close(): Promise<void>
   /** PGlite only: the whole data directory as a gzipped tarball (used to clone test databases). */
   dump?(): Promise<Blob>
+  /** Postgres only: the pool's connections and waiting queries, for metrics. */
+  poolStats?(): { total: number; idle: number; waiting: number; max: number }
 }
 
 export interface PostgresOptions {
@@ -39,9 +41,11 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
   pool.on('error', () => {})
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   let closed = false
+  const max = options.poolMax ?? 10
   return {
     db,
     backend: 'postgres',
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     async close() {
       if (closed) return
       closed = true
