@@ -59,7 +59,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const quotes = new QuoteStore(db, config.QUOTE_CACHE_SIZE)
   const allocations = new AllocationStore(db)
   const limits = { amountMax: config.AMOUNT_MAX }
-  const metrics = options.metrics ?? noMetrics
+  const prometheus = options.metrics
+  const metrics = prometheus ?? noMetrics
 
   const app = Fastify({
     logger: loggerOptions(config.LOG_LEVEL, options.logStream),
@@ -84,7 +85,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     reply.header('x-request-id', request.id)
   })
   app.addHook('onRequest', readBearerToken)
-  if (options.metrics) instrument(app, options.metrics, { database, reference })
+  if (prometheus) instrument(app, prometheus, { database, reference })
   // Tax receipts leave through the outbox only when an SMTP server is configured; otherwise they wait.
   const mailer = config.SMTP_URL ? smtpSender(config.SMTP_URL, config.SMTP_FROM) : undefined
   const receipts = mailer
@@ -94,7 +95,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     perMinute: config.RATE_LIMIT_PER_MINUTE,
     redisUrl: config.REDIS_URL,
     log: app.log,
-    onStoreError: options.metrics && (() => options.metrics?.rateLimitStoreFailed()),
+    onStoreError: prometheus && (() => prometheus.rateLimitStoreFailed()),
   })
   app.addHook('onReady', async () => {
     receipts?.start()
