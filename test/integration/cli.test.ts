@@ -33,7 +33,8 @@ async function openSameDatabase(): Promise<DatabaseHandle> {
   return database ? database.open(2) : openPglite({ dataDir: join(dataDir, 'pglite') })
 }
 
-describe('operator CLI', () => {
+// Every command is a new process (tsx, and on the embedded run PGlite): a few seconds each on a busy 2-core machine.
+describe('operator CLI', { timeout: 120_000 }, () => {
   it('creates organisations and keys, lists and revokes keys; the keys work over HTTP', async () => {
     const created = await runCli(
       [
@@ -283,7 +284,7 @@ describe('operator CLI', () => {
     } finally {
       await app.close()
     }
-  }, 120_000)
+  })
 
   it("imports the ECB's rates (validated whole, idempotent); the next quote uses them", async () => {
     const file = join(dataDir, 'eurofxref.csv')
@@ -326,7 +327,7 @@ describe('operator CLI', () => {
     } finally {
       await app.close()
     }
-  }, 120_000)
+  })
 
   it('prints usage with --help', async () => {
     const result = await runCli(['--help'], env)
