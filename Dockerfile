@@ -25,7 +25,8 @@ COPY --from=build /app/dist ./dist
 RUN mkdir -p /data && chown node:node /data
 VOLUME ["/data"]
 USER node
-EXPOSE 3000
+# 3000: the API; 9464: Prometheus /metrics (METRICS_PORT; bound to METRICS_HOST, 127.0.0.1 unless set).
+EXPOSE 3000 9464
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "--enable-source-maps", "dist/src/server.js"]

@@ -11,18 +11,22 @@ import type { DestinationStream } from 'pino'
 import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
 import type { DatabaseHandle } from './db/connect.js'
-import { AppError } from './errors.js'
+import { pendingReceiptStats } from './db/repositories/tax-receipts.js'
 import { readBearerToken } from './http/auth.js'
-import { clientErrorHandler, frameworkErrors, installErrorHandlers, type HttpErrorCode } from './http/errors.js'
+import { clientErrorHandler, frameworkErrors, installErrorHandlers } from './http/errors.js'
 import { installJsonBodyParser } from './http/json-body.js'
+import { rateLimitSetup } from './http/rate-limit.js'
 import { loggerOptions } from './logger.js'
+import { noMetrics, UNMATCHED_ROUTE, type PrometheusMetrics } from './metrics.js'
 import allocationRoutes from './routes/allocations.js'
+import apiKeyRoutes from './routes/api-keys.js'
 import healthRoutes from './routes/health.js'
 import organisationRoutes from './routes/organisations.js'
 import quoteRoutes from './routes/quotes.js'
 import sessionRoutes from './routes/sessions.js'
 import { AccessResolver } from './services/access.js'
 import { AllocationStore } from './services/allocation-store.js'
+import { fxAgeDays } from './services/fx.js'
 import { QuoteStore } from './services/quote-store.js'
 import { ReferenceDataCache } from './services/reference-data.js'
 import { smtpSender, TaxReceiptSender } from './services/tax-receipts.js'
@@ -34,6 +38,8 @@ export interface BuildAppOptions {
   clock?: Clock
   /** Where logs go (tests capture them); stdout by default. */
   logStream?: DestinationStream
+  /** Metrics to record into (server.ts serves them on METRICS_PORT); none = nothing is measured. */
+  metrics?: PrometheusMetrics
 }
 
 type AjvPlugins = NonNullable<NonNullable<FastifyServerOptions['ajv']>['plugins']>
@@ -45,7 +51,7 @@ export const withoutVersionPrefix = (url: string): string =>
   url === '/v3' || url.startsWith('/v3/') || url.startsWith('/v3?') ? url.slice(3) || '/' : url
 
 /** The spec writes these paths with /v3; OpenAPI lists every route once, in the spec's form. */
-const DOCUMENTED_UNDER_V3 = ['/organisations', '/post-purchase/', '/checkout/']
+const DOCUMENTED_UNDER_V3 = ['/organisations', '/post-purchase/', '/checkout/', '/api-keys']
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const { config, database } = options
@@ -58,6 +64,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const quotes = new QuoteStore(db, config.QUOTE_CACHE_SIZE)
   const allocations = new AllocationStore(db)
   const limits = { amountMax: config.AMOUNT_MAX }
+  const prometheus = options.metrics
+  const metrics = prometheus ?? noMetrics
 
   const app = Fastify({
     logger: loggerOptions(config.LOG_LEVEL, options.logStream),
@@ -93,13 +101,25 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     reply.header('x-request-id', request.id)
   })
   app.addHook('onRequest', readBearerToken)
+  if (prometheus) instrument(app, prometheus, { database, reference })
   // Tax receipts leave through the outbox only when an SMTP server is configured; otherwise they wait.
   const mailer = config.SMTP_URL ? smtpSender(config.SMTP_URL, config.SMTP_FROM) : undefined
   const receipts = mailer
     ? new TaxReceiptSender(db, mailer.send, { pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS, now: clock, log: app.log })
     : undefined
-  app.addHook('onReady', async () => receipts?.start())
+  const rateLimits = rateLimitSetup({
+    perMinute: config.RATE_LIMIT_PER_MINUTE,
+    redisUrl: config.REDIS_URL,
+    log: app.log,
+    onStoreError: prometheus && (() => prometheus.rateLimitStoreFailed()),
+  })
+  app.addHook('onReady', async () => {
+    receipts?.start()
+    await rateLimits.ready()
+    await warnIfRatesAreOld(app, reference, clock(), config.FX_MAX_AGE_DAYS)
+  })
   app.addHook('onClose', async () => {
+    await rateLimits.close()
     await receipts?.stop()
     mailer?.close()
     await quotes.drain()
@@ -122,14 +142,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   installErrorHandlers(app)
 
-  await app.register(rateLimit, {
-    global: true,
-    max: config.RATE_LIMIT_PER_MINUTE,
-    timeWindow: 60_000,
-    // Per credential; requests without one share a bucket per client address.
-    keyGenerator: (request) => (request.bearerTokenHash ? `k:${request.bearerTokenHash.toString('base64')}` : `ip:${request.ip}`),
-    errorResponseBuilder: () => new AppError<HttpErrorCode>('TOO_MANY_REQUESTS', 'too many requests, slow down'),
-  })
+  await app.register(rateLimit, rateLimits.options)
 
   await app.register(swagger, {
     openapi: {
@@ -161,12 +174,53 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(swaggerUi, { routePrefix: '/docs' })
   app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () => app.swagger())
 
-  const quoteDeps = { access, reference, quotes, clock }
+  const quoteDeps = { access, reference, quotes, clock, metrics }
   await app.register(healthRoutes, { database, readinessTimeoutMs: config.READINESS_TIMEOUT_MS })
-  await app.register(organisationRoutes, { deps: { db, access, clock } })
+  await app.register(organisationRoutes, { deps: { db, access, reference, clock } })
+  await app.register(apiKeyRoutes, { deps: { db, access, clock } })
   await app.register(quoteRoutes, { deps: quoteDeps, limits })
   await app.register(sessionRoutes, { deps: { ...quoteDeps, db, sessionTtlSeconds: config.SESSION_TTL_SECONDS }, limits })
-  await app.register(allocationRoutes, { deps: { access, quotes, allocations, reference, clock }, limits })
+  await app.register(allocationRoutes, { deps: { access, quotes, allocations, reference, clock, metrics }, limits })
 
   return app
+}
+
+/**
+ * Request durations by route pattern (never the raw URL: 404s are UNMATCHED_ROUTE), and the gauges read at
+ * scrape time: the pool, the receipt outbox, the exchange rates in use.
+ */
+function instrument(
+  app: FastifyInstance,
+  metrics: PrometheusMetrics,
+  sources: { database: DatabaseHandle; reference: ReferenceDataCache },
+): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.observeRequest(request.method, request.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000)
+    done()
+  })
+  const { database, reference } = sources
+  metrics.setSources({
+    ...(database.poolStats ? { pool: database.poolStats } : {}),
+    outboxes: async () => ({ tax_receipts: await pendingReceiptStats(database.db) }),
+    fxRates: async () => {
+      const { table, origin } = await reference.fxInUse()
+      return { date: table.date, origin }
+    },
+  })
+}
+
+/** A start-up warning when new quotes would use exchange rates older than FX_MAX_AGE_DAYS. */
+async function warnIfRatesAreOld(app: FastifyInstance, reference: ReferenceDataCache, now: Date, maxAgeDays: number): Promise<void> {
+  try {
+    const { table, origin } = await reference.fxInUse()
+    const ageDays = fxAgeDays(table, now)
+    if (ageDays > maxAgeDays) {
+      app.log.warn(
+        { fxDate: table.date, fxOrigin: origin, ageDays, maxAgeDays },
+        `exchange rates in use are ${ageDays} days old (${table.date}, ${origin}); import the ECB's latest: npm run cli -- fx import eurofxref.csv`,
+      )
+    }
+  } catch (error) {
+    app.log.warn({ err: error }, 'could not read the exchange rates in use')
+  }
 }

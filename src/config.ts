@@ -56,7 +56,30 @@ export const ConfigSchema = Type.Object(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
       { default: 'info', description: 'pino log level' },
     ),
-    RATE_LIMIT_PER_MINUTE: Int({ default: 6000, minimum: 1, description: 'Requests per minute per API key (per process)' }),
+    RATE_LIMIT_PER_MINUTE: Int({
+      default: 6000,
+      minimum: 1,
+      description: 'Requests per minute per API key: per process, or shared by every process when REDIS_URL is set',
+    }),
+    REDIS_URL: Type.Optional(
+      Type.String({
+        pattern: '^rediss?://',
+        description: 'Redis for the rate limit shared across API processes; unset = counted per process. Unreachable = fail open',
+      }),
+    ),
+    METRICS_HOST: Type.String({ default: '127.0.0.1', minLength: 1, description: 'Interface of the Prometheus /metrics listener' }),
+    METRICS_PORT: Int({
+      default: 9464,
+      minimum: 0,
+      maximum: 65535,
+      description: 'Port of the Prometheus /metrics listener (never the API port); 0 turns metrics off',
+    }),
+    FX_MAX_AGE_DAYS: Int({
+      default: 7,
+      minimum: 1,
+      maximum: 3650,
+      description: 'Warn at start-up when the exchange rates in use are older than this many days',
+    }),
     AUTH_CACHE_TTL_MS: Int({
       default: 5000,
       minimum: 0,

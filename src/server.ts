@@ -1,4 +1,5 @@
-// Entry point: config → database (+ schema) → demo bootstrap → app → listen, with graceful shutdown.
+// Entry point: config → database (+ schema) → demo bootstrap → app → listen (and the metrics listener), with
+// graceful shutdown.
 import { writeSync } from 'node:fs'
 import { hostname } from 'node:os'
 import closeWithGrace from 'close-with-grace'
@@ -14,6 +15,7 @@ import {
   type DatabaseHandle,
 } from './db/connect.js'
 import { PendingMigrationsError, prepareSchema } from './db/migrate.js'
+import { listenForScrapes, MetricsListenError, PrometheusMetrics, type ScrapeListener } from './metrics.js'
 
 const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const
 type Level = keyof typeof LEVELS
@@ -97,11 +99,14 @@ async function main(): Promise<void> {
   log = startupLog(config.LOG_LEVEL)
   const database = await connect(config)
   const embedded = database.backend === 'pglite'
+  // Metrics are served on their own port (METRICS_PORT, 0 = off), never on the API's.
+  const metrics = config.METRICS_PORT > 0 ? new PrometheusMetrics() : undefined
+  let scrapes: ScrapeListener | undefined
   let app
   try {
     await prepareSchema(database.db, embedded || config.MIGRATE_ON_START)
     const demo = embedded && config.DEMO_BOOTSTRAP ? await bootstrapDemo(database.db, config.DATA_DIR, new Date()) : undefined
-    app = await buildApp({ config, database })
+    app = await buildApp({ config, database, metrics })
     if (demo) {
       console.log(
         [
@@ -124,7 +129,22 @@ async function main(): Promise<void> {
     if (err) server.log.error({ err }, 'shutting down after an unexpected error')
     else server.log.info({ signal }, 'shutting down')
     await server.close()
+    await scrapes?.close()
   })
+  if (metrics) {
+    try {
+      await server.ready()
+      scrapes = await listenForScrapes(metrics, {
+        host: config.METRICS_HOST,
+        port: config.METRICS_PORT,
+        onError: (err) => server.log.error({ err }, 'metrics collection failed'),
+      })
+    } catch (error) {
+      await server.close()
+      throw error
+    }
+    server.log.info(`metrics listening at ${scrapes.url}`)
+  }
   await server.listen({ port: config.PORT, host: config.HOST })
   server.log.info({ backend: database.backend }, 'canopy is ready')
 }
@@ -137,7 +157,7 @@ main().catch((error: unknown) => {
   } else if (error instanceof ConfigError) {
     // Printed whatever LOG_LEVEL says: the level itself may be what is wrong.
     startupLog('info')('fatal', `canopy: ${error.message}`, { problems: error.problems })
-  } else if (error instanceof PendingMigrationsError || error instanceof DataDirLockedError) {
+  } else if (error instanceof PendingMigrationsError || error instanceof DataDirLockedError || error instanceof MetricsListenError) {
     log('fatal', `canopy: ${error.message}`)
   } else {
     log('fatal', 'canopy: start-up failed', { err: describeError(error, true) })

@@ -8,8 +8,18 @@ import type { Database } from '../db/database.js'
 import { PendingMigrationsError, prepareSchema } from '../db/migrate.js'
 import { DomainError } from '../domain/errors.js'
 import { AppError } from '../errors.js'
-import { createApiKey, listApiKeys, revokeApiKey, type KeyMode } from '../services/api-keys.js'
+import {
+  createApiKey,
+  DEFAULT_EXPIRE_OLD_IN_SECONDS,
+  listApiKeys,
+  MAX_EXPIRE_OLD_IN_SECONDS,
+  revokeApiKey,
+  rotateApiKeyAsOperator,
+  API_KEY_PREFIX_PATTERN,
+  type KeyMode,
+} from '../services/api-keys.js'
 import { demoCatalogue, importCatalogue, importEmissionFactors, ImportError } from '../services/catalogue.js'
+import { importFxRates } from '../services/fx.js'
 import { createOrganisationWithKey, type Organisation, type TaxLiability } from '../services/organisations.js'
 
 export const USAGE = `Usage: npm run cli -- <command> [options]
@@ -21,8 +31,13 @@ export const USAGE = `Usage: npm run cli -- <command> [options]
   key create --org <uuid> [--mode live|test]
   key list --org <uuid>
   key revoke --key-prefix <prefix>
+  key rotate <key id | prefix> [--expire-old-in <seconds>]
+                                            a new key (shown once); the old one works until its expiry:
+                                            0 (now) to 2592000 (30 days), default 86400 (24 h)
   catalogue import <file.json> | --demo     impact partners, projects, organisation partner lists (upsert)
   factors import <file.csv>                 emission factors (upsert; they take precedence over the defaults)
+  fx import <file.csv>                      ECB reference rates: eurofxref.csv or eurofxref-hist.csv (upsert by date and
+                                            currency); new quotes use the latest date
 
 Runs against DATABASE_URL when set, otherwise the embedded database in DATA_DIR (default ./.data).`
 
@@ -153,6 +168,20 @@ export const COMMANDS: Record<string, Command> = {
     options: { 'key-prefix': str },
     run: (db, options, _p, now) => revokeApiKey(db, required(options, 'key-prefix'), now),
   },
+  'key rotate': {
+    options: { 'expire-old-in': str },
+    async run(db, options, positionals, now) {
+      if (positionals.length !== 1) throw new UsageError('give exactly one key: its id or its prefix (ck_live_AbCd1234)')
+      const key = positionals[0] ?? ''
+      if (!UUID.test(key) && !API_KEY_PREFIX_PATTERN.test(key)) throw new UsageError('the key must be a key id (uuid) or a key prefix')
+      const text = optional(options, 'expire-old-in') ?? String(DEFAULT_EXPIRE_OLD_IN_SECONDS)
+      const seconds = /^\d{1,8}$/.test(text) ? Number(text) : NaN
+      if (!(seconds >= 0 && seconds <= MAX_EXPIRE_OLD_IN_SECONDS)) {
+        throw new UsageError(`--expire-old-in must be a whole number of seconds from 0 to ${MAX_EXPIRE_OLD_IN_SECONDS} (30 days)`)
+      }
+      return rotateApiKeyAsOperator(db, { key: UUID.test(key) ? key.toLowerCase() : key, expireOldInSeconds: seconds }, now)
+    },
+  },
   'catalogue import': {
     options: { demo: { type: 'boolean' } },
     async run(db, options, positionals, now) {
@@ -166,6 +195,14 @@ export const COMMANDS: Record<string, Command> = {
     async run(db, _options, positionals, now) {
       if (positionals.length !== 1) throw new UsageError('give exactly one CSV file')
       return importEmissionFactors(db, readText(positionals[0] ?? ''), now)
+    },
+  },
+  'fx import': {
+    options: {},
+    async run(db, _options, positionals, now) {
+      if (positionals.length !== 1) throw new UsageError('give exactly one ECB CSV file (eurofxref.csv or eurofxref-hist.csv)')
+      const fileName = positionals[0] ?? ''
+      return importFxRates(db, { csv: readText(fileName), fileName }, now)
     },
   },
 }

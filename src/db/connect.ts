@@ -22,6 +22,8 @@ export interface DatabaseHandle {
   close(): Promise<void>
   /** PGlite only: the whole data directory as a gzipped tarball (used to clone test databases). */
   dump?(): Promise<Blob>
+  /** Postgres only: the pool's connections and waiting queries, for metrics. */
+  poolStats?(): { total: number; idle: number; waiting: number; max: number }
 }
 
 export interface PostgresOptions {
@@ -141,9 +143,11 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
   pool.on('remove', (client) => clients.delete(client))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: boundedPool(pool, queryTimeoutMs) }) })
   let closed = false
+  const max = options.poolMax ?? 10
   return {
     db,
     backend: 'postgres',
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     async close() {
       if (closed) return
       closed = true

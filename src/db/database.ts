@@ -62,6 +62,10 @@ export interface ApiKeysTable {
   prefix: string
   created_at: Timestamp
   revoked_at: Date | null
+  /** Set when the key is rotated (or its expiry otherwise fixed): after it, the key authenticates as revoked. */
+  expires_at: Date | null
+  /** The key that replaced this one when it was rotated. */
+  replaced_by_id: string | null
 }
 
 export interface ImpactPartnersTable {
@@ -244,6 +248,16 @@ export interface TaxReceiptPayload {
   allocatedAt: string
 }
 
+/** Operator-imported reference exchange rates: units of currency_code per 1 EUR on rate_date. */
+export interface FxRatesTable {
+  /** A date column: read it as text (YYYY-MM-DD), never as a JS Date (local midnight). */
+  rate_date: ColumnType<string, string, string>
+  currency_code: string
+  rate: Numeric
+  source: string
+  imported_at: Date
+}
+
 export interface Database {
   organisations: OrganisationsTable
   api_keys: ApiKeysTable
@@ -258,6 +272,7 @@ export interface Database {
   allocation_entries: AllocationEntriesTable
   allocation_reversals: AllocationReversalsTable
   tax_receipts: TaxReceiptsTable
+  fx_rates: FxRatesTable
 }
 
 export type OrganisationRow = Selectable<OrganisationsTable>

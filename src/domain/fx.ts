@@ -4,7 +4,7 @@ import { Decimal, minorUnitsOf } from './money.js'
 import { DomainError } from './errors.js'
 import { REFERENCE_FX_RATES } from './data/fx-rates.js'
 
-export { REFERENCE_FX_RATES } from './data/fx-rates.js'
+export { fxTableFromEcbRates, REFERENCE_FX_RATES } from './data/fx-rates.js'
 
 function ratePerBase(code: string, table: FxTable): Decimal | undefined {
   if (code === table.base) return new Decimal(1)

@@ -1,8 +1,9 @@
 // Who is calling and what they may touch: API key → organisation, and that organisation's subtree.
-// Both are cached in-process with a short TTL, so a revoked key stops working within AUTH_CACHE_TTL_MS.
+// Both are cached in-process with a short TTL, so a revoked key stops working within AUTH_CACHE_TTL_MS. A key's
+// expiry (set by rotation) is cached with it and checked on every request, so a known expiry is exact.
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
-import { findActiveKeyByHash } from '../db/repositories/api-keys.js'
+import { findKeyForAuthentication } from '../db/repositories/api-keys.js'
 import { findActiveSubtreeIds } from '../db/repositories/organisations.js'
 import { AppError } from '../errors.js'
 import { createCache, type Cache } from './cache.js'
@@ -13,29 +14,44 @@ export interface Principal {
   mode: 'live' | 'test'
 }
 
+/** A resolved key: its principal and when it stops working (ms since the epoch; undefined = until revoked). */
+interface KeyEntry {
+  principal: Principal
+  expiresAt: number | undefined
+}
+
 export class AccessResolver {
   // A key that is unknown or revoked is cached too (as false), so a flood of bad keys costs one lookup each per TTL.
-  private readonly keys: Cache<Principal | false>
+  private readonly keys: Cache<KeyEntry | false>
   private readonly subtrees: Cache<ReadonlySet<string>>
 
   constructor(
     private readonly db: Kysely<Database>,
     ttlMs: number,
-    now: () => number = Date.now,
+    private readonly now: () => number = Date.now,
   ) {
     this.keys = createCache({ max: 10_000, ttlMs, now })
     this.subtrees = createCache({ max: 10_000, ttlMs, now })
   }
 
-  /** The principal of a key hash (SHA-256 of the full key), or undefined when unknown or revoked. */
+  /** The principal of a key hash (SHA-256 of the full key), or undefined when unknown, revoked or expired. */
   async authenticate(keyHash: Buffer): Promise<Principal | undefined> {
     const cacheKey = keyHash.toString('hex')
-    const cached = this.keys.get(cacheKey)
-    if (cached !== undefined) return cached || undefined
-    const key = await findActiveKeyByHash(this.db, keyHash)
-    const principal: Principal | false = key ? { keyId: key.id, organisationId: key.organisationId, mode: key.mode } : false
-    this.keys.set(cacheKey, principal)
-    return principal || undefined
+    let entry = this.keys.get(cacheKey)
+    if (entry === undefined) {
+      const key = await findKeyForAuthentication(this.db, keyHash)
+      entry = key
+        ? { principal: { keyId: key.id, organisationId: key.organisationId, mode: key.mode }, expiresAt: key.expiresAt?.getTime() }
+        : false
+      this.keys.set(cacheKey, entry)
+    }
+    if (!entry || (entry.expiresAt !== undefined && entry.expiresAt <= this.now())) return undefined
+    return entry.principal
+  }
+
+  /** Drops a key from this process's cache (after it was rotated or revoked here). Other processes follow within the TTL. */
+  forgetKey(keyHash: Uint8Array): void {
+    this.keys.delete(Buffer.from(keyHash).toString('hex'))
   }
 
   /** True when `organisationId` is the caller's organisation or one of its active descendants. */

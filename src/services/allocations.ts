@@ -8,6 +8,7 @@ import { reverseAllocation, splitAllocation } from '../domain/allocation.js'
 import { formatDecimal, parseDecimal } from '../domain/money.js'
 import type { AllocationSplit } from '../domain/types.js'
 import { AppError, notFound } from '../errors.js'
+import type { Metrics } from '../metrics.js'
 import type { AccessResolver, Principal } from './access.js'
 import type { AllocationStore } from './allocation-store.js'
 import type { QuoteStore } from './quote-store.js'
@@ -21,6 +22,7 @@ export interface AllocationDeps {
   readonly allocations: AllocationStore
   readonly reference: ReferenceDataCache
   readonly clock: Clock
+  readonly metrics: Metrics
 }
 
 export interface AllocationInput {
@@ -94,12 +96,13 @@ function checkShape(input: AllocationInput): void {
   }
 }
 
-function replayOrRefuse(stored: Allocation, requestHash: Buffer): AllocationResult {
+function replayOrRefuse(stored: Allocation, requestHash: Buffer, metrics: Metrics): AllocationResult {
   if (!stored.requestHash.equals(requestHash)) {
     throw new AppError('IDEMPOTENCY_KEY_REUSED', 'idempotency key was already used with a different request', [
       { path: 'idempotency-key', message: 'was first used with a different request; use a new key for a new request' },
     ])
   }
+  metrics.allocationReplayed(stored.currencyCode)
   return { allocation: stored, replayed: true }
 }
 
@@ -126,7 +129,7 @@ export async function allocateFunds(
   const keyRef = { organisationId: input.organisationId, idempotencyKey }
   // Replays first: one indexed read (shared with concurrent requests), no pricing.
   const used = await deps.allocations.findByKey(keyRef)
-  if (used) return replayOrRefuse(used, requestHash)
+  if (used) return replayOrRefuse(used, requestHash, deps.metrics)
 
   const quote = await getQuote(deps, principal, input.quoteId)
   // An allocation is recorded for the quote's own organisation.
@@ -187,9 +190,12 @@ export async function allocateFunds(
       if (isLockTimeout(error)) throw inUse()
       throw error
     }
-    if (inserted) return { allocation, replayed: false }
+    if (inserted) {
+      deps.metrics.allocationCreated(allocation.currencyCode)
+      return { allocation, replayed: false }
+    }
     const stored = await deps.allocations.findByKey(keyRef)
-    if (stored) return replayOrRefuse(stored, requestHash)
+    if (stored) return replayOrRefuse(stored, requestHash, deps.metrics)
   }
   throw inUse()
 }
@@ -211,12 +217,13 @@ export function getAllocation(deps: Pick<AllocationDeps, 'access' | 'allocations
 
 /** Reverses an allocation in full (negated amounts, same rates); a second reversal → ALREADY_REVERSED. */
 export async function reverseFundsAllocation(
-  deps: Pick<AllocationDeps, 'access' | 'allocations' | 'clock'>,
+  deps: Pick<AllocationDeps, 'access' | 'allocations' | 'clock' | 'metrics'>,
   principal: Principal,
   id: string,
 ): Promise<AllocationView> {
   const allocation = await allocationOfTree(deps, principal, id)
   const reversal = { id: newId(), allocationId: allocation.id, organisationId: allocation.organisationId, createdAt: deps.clock() }
   if (!(await deps.allocations.insertReversal(reversal))) throw new AppError('ALREADY_REVERSED', 'funds allocation is already reversed')
+  deps.metrics.allocationReversed(allocation.currencyCode)
   return { ...allocation, split: reverseAllocation(allocation.split), createdAt: reversal.createdAt, reversalId: reversal.id }
 }

@@ -1,26 +1,39 @@
 // API keys: ck_<live|test>_<40 base62 chars> (~238 bits), shown once, stored as SHA-256 with a short visible prefix.
+// Operators manage keys with the CLI; an API key manages the keys of its own organisation tree (as a platform
+// manages its merchants'). Rotation issues a new key and lets the old one work until its expiry, then it is
+// refused like a revoked key.
 import { createHash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
+import type { Clock } from '../clock.js'
 import type { Database } from '../db/database.js'
 import {
+  findKeyById,
   findKeyByPrefix,
   findKeysByOrganisation,
   insertApiKey,
-  revokeKeyByPrefix,
+  markKeyRotated,
+  revokeKey,
   type ApiKey,
   type KeyMode,
 } from '../db/repositories/api-keys.js'
 import { findOrganisationById } from '../db/repositories/organisations.js'
 import { AppError, notFound } from '../errors.js'
+import type { AccessResolver, Principal } from './access.js'
 import { newId } from '../ids.js'
 
-export type { KeyMode }
+export type { ApiKey, KeyMode }
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 const KEY_BODY_LENGTH = 40
 /** Characters of the key body kept visible in the prefix, for support ("ck_live_" + 8). */
 const VISIBLE_BODY_CHARS = 8
 export const API_KEY_PATTERN = /^ck_(live|test)_[0-9A-Za-z]{32,128}$/
+export const API_KEY_PREFIX_PATTERN = /^ck_(live|test)_[0-9A-Za-z]{8}$/
+
+/** How long a rotated key keeps working by default (Stripe's default expiry for a rolled key is similar). */
+export const DEFAULT_EXPIRE_OLD_IN_SECONDS = 86_400
+/** The longest grace period a rotated key may get: 30 days. */
+export const MAX_EXPIRE_OLD_IN_SECONDS = 2_592_000
 
 /** Uniform random base62 string (rejection sampling, no modulo bias). */
 export function randomBase62(length: number): string {
@@ -54,17 +67,75 @@ export interface ApiKeySummary {
   prefix: string
   createdAt: string
   revokedAt: string | null
+  expiresAt: string | null
+  replacedByKeyId: string | null
 }
 
-/** What the CLI prints about a key. */
-const toSummary = (key: ApiKey): ApiKeySummary => ({
+/** What the CLI prints about a key (never the key or its hash). */
+export const toSummary = (key: ApiKey): ApiKeySummary => ({
   id: key.id,
   organisationId: key.organisationId,
   mode: key.mode,
   prefix: key.prefix,
   createdAt: key.createdAt.toISOString(),
   revokedAt: key.revokedAt ? key.revokedAt.toISOString() : null,
+  expiresAt: key.expiresAt ? key.expiresAt.toISOString() : null,
+  replacedByKeyId: key.replacedById,
 })
+
+/** A key just issued: the record, and the full key, returned here and never again. */
+export interface IssuedKey {
+  key: ApiKey
+  apiKey: string
+}
+
+/** A rotation: the new key (shown once) and the old key with the expiry it now has. */
+export interface RotatedKey extends IssuedKey {
+  previous: ApiKey
+}
+
+async function issueKey(db: Kysely<Database>, organisationId: string, mode: KeyMode, now: Date): Promise<IssuedKey> {
+  const generated = generateApiKey(mode)
+  const key = await insertApiKey(db, { id: newId(), organisationId, mode, prefix: generated.prefix, createdAt: now }, generated.hash)
+  return { key, apiKey: generated.key }
+}
+
+function assertExpiryInRange(seconds: number): void {
+  if (!Number.isInteger(seconds) || seconds < 0 || seconds > MAX_EXPIRE_OLD_IN_SECONDS) {
+    // Callers validate first (the route's schema, the CLI's arguments): reaching this is a bug.
+    throw new RangeError(`expireOldInSeconds must be an integer from 0 to ${MAX_EXPIRE_OLD_IN_SECONDS}`)
+  }
+}
+
+/** Why a key could not be rotated, read after the conditional update found nothing to change. */
+function rotationConflict(key: ApiKey, now: Date): AppError {
+  if (key.replacedById !== null && key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now)) {
+    return new AppError('API_KEY_ALREADY_ROTATED', 'api key was already rotated; rotate its replacement instead', [
+      { path: '/id', message: `was replaced by key ${key.replacedById}` },
+    ])
+  }
+  return new AppError('API_KEY_INACTIVE', 'api key is revoked or expired and cannot be rotated; create a new key instead')
+}
+
+/** The rotation itself: a new key of the same organisation and mode, and the old key's expiry, in one transaction. */
+async function rotateKey(
+  db: Kysely<Database>,
+  old: ApiKey,
+  expireOldInSeconds: number,
+  now: Date,
+): Promise<RotatedKey & { previousHash: Uint8Array }> {
+  assertExpiryInRange(expireOldInSeconds)
+  return db.transaction().execute(async (trx) => {
+    const issued = await issueKey(trx, old.organisationId, old.mode, now)
+    const expiresAt = new Date(now.getTime() + expireOldInSeconds * 1000)
+    const changed = await markKeyRotated(trx, old.id, { replacedById: issued.key.id, expiresAt }, now)
+    if (!changed) throw rotationConflict((await findKeyById(trx, old.id)) ?? old, now)
+    return { ...issued, previous: changed.key, previousHash: changed.keyHash }
+  })
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Operator commands (CLI)
 
 /** Creates a key for an existing organisation; the full key is returned here and never again. */
 export async function createApiKey(
@@ -74,9 +145,8 @@ export async function createApiKey(
   now: Date,
 ): Promise<ApiKeySummary & { apiKey: string }> {
   if (!(await findOrganisationById(db, organisationId))) throw notFound('organisation')
-  const generated = generateApiKey(mode)
-  const key = await insertApiKey(db, { id: newId(), organisationId, mode, prefix: generated.prefix, createdAt: now }, generated.hash)
-  return { ...toSummary(key), apiKey: generated.key }
+  const { key, apiKey } = await issueKey(db, organisationId, mode, now)
+  return { ...toSummary(key), apiKey }
 }
 
 export async function listApiKeys(db: Kysely<Database>, organisationId: string): Promise<ApiKeySummary[]> {
@@ -85,9 +155,82 @@ export async function listApiKeys(db: Kysely<Database>, organisationId: string):
 }
 
 export async function revokeApiKey(db: Kysely<Database>, prefix: string, now: Date): Promise<ApiKeySummary> {
-  const revoked = await revokeKeyByPrefix(db, prefix, now)
-  if (revoked) return toSummary(revoked)
+  const revoked = await revokeKey(db, { prefix }, now)
+  if (revoked) return toSummary(revoked.key)
   const existing = await findKeyByPrefix(db, prefix)
   if (!existing) throw notFound('api key')
-  throw new AppError('API_KEY_ALREADY_REVOKED', 'api key is already revoked')
+  throw new AppError('API_KEY_ALREADY_REVOKED', 'api key is already revoked or expired')
+}
+
+/** Rotates a key named by its id or its visible prefix; the old key works for `expireOldInSeconds` more. */
+export async function rotateApiKeyAsOperator(
+  db: Kysely<Database>,
+  input: { key: string; expireOldInSeconds: number },
+  now: Date,
+): Promise<ApiKeySummary & { apiKey: string; previousKey: ApiKeySummary }> {
+  const old = API_KEY_PREFIX_PATTERN.test(input.key) ? await findKeyByPrefix(db, input.key) : await findKeyById(db, input.key)
+  if (!old) throw notFound('api key')
+  const rotated = await rotateKey(db, old, input.expireOldInSeconds, now)
+  return { ...toSummary(rotated.key), apiKey: rotated.apiKey, previousKey: toSummary(rotated.previous) }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Request use cases: an API key manages the keys of its organisation tree
+
+export interface ApiKeyDeps {
+  readonly db: Kysely<Database>
+  readonly access: AccessResolver
+  readonly clock: Clock
+}
+
+/** A key of the caller's tree; any other key (or none) is "not found", so other trees' keys are not revealed. */
+async function keyOfTree(deps: Pick<ApiKeyDeps, 'db' | 'access'>, principal: Principal, id: string): Promise<ApiKey> {
+  const key = await findKeyById(deps.db, id)
+  if (!key || !(await deps.access.canSee(principal, key.organisationId))) throw notFound('api key')
+  return key
+}
+
+/** A new key for an organisation of the caller's tree (FORBIDDEN outside it); mode defaults to the caller's. */
+export async function issueApiKey(
+  deps: ApiKeyDeps,
+  principal: Principal,
+  input: { organisationId: string; mode?: KeyMode | undefined },
+): Promise<IssuedKey> {
+  await deps.access.assertCanActOn(principal, input.organisationId)
+  return issueKey(deps.db, input.organisationId, input.mode ?? principal.mode, deps.clock())
+}
+
+/** The keys of an organisation of the caller's tree (its own by default), without secrets. */
+export async function listOrganisationApiKeys(
+  deps: Pick<ApiKeyDeps, 'db' | 'access'>,
+  principal: Principal,
+  organisationId: string = principal.organisationId,
+): Promise<ApiKey[]> {
+  await deps.access.assertCanActOn(principal, organisationId, '/querystring/organisationId')
+  return findKeysByOrganisation(deps.db, organisationId)
+}
+
+/**
+ * Rotates a key of the caller's tree (the caller's own key included): a new key, shown once, and the old key
+ * working until now + expireOldInSeconds (0 = it stops now). Revoked or expired → API_KEY_INACTIVE; already
+ * rotated → API_KEY_ALREADY_ROTATED.
+ */
+export async function rotateApiKey(
+  deps: ApiKeyDeps,
+  principal: Principal,
+  input: { keyId: string; expireOldInSeconds?: number | undefined },
+): Promise<RotatedKey> {
+  const old = await keyOfTree(deps, principal, input.keyId)
+  const rotated = await rotateKey(deps.db, old, input.expireOldInSeconds ?? DEFAULT_EXPIRE_OLD_IN_SECONDS, deps.clock())
+  deps.access.forgetKey(rotated.previousHash)
+  return { key: rotated.key, apiKey: rotated.apiKey, previous: rotated.previous }
+}
+
+/** Revokes a key of the caller's tree now (a rotated key's grace period included); again → API_KEY_ALREADY_REVOKED. */
+export async function revokeApiKeyOfTree(deps: ApiKeyDeps, principal: Principal, keyId: string): Promise<ApiKey> {
+  await keyOfTree(deps, principal, keyId)
+  const revoked = await revokeKey(deps.db, { id: keyId }, deps.clock())
+  if (!revoked) throw new AppError('API_KEY_ALREADY_REVOKED', 'api key is already revoked or expired')
+  deps.access.forgetKey(revoked.keyHash)
+  return revoked.key
 }

@@ -15,8 +15,12 @@ import {
 import { findOrganisationById } from '../db/repositories/organisations.js'
 import { isKnownCountry } from '../domain/countries.js'
 import { DEMO_CREDIT_PROJECTS, DEMO_IMPACT_PARTNERS } from '../domain/data/demo-catalogue.js'
-import { isPricedCurrency } from '../domain/fx.js'
-import type { EmissionFactor } from '../domain/types.js'
+import { isPricedCurrency, REFERENCE_FX_RATES } from '../domain/fx.js'
+import type { EmissionFactor, FxTable } from '../domain/types.js'
+import { loadFxInUse } from './fx.js'
+import { ImportError } from './import-error.js'
+
+export { ImportError }
 
 const Uuid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' })
 const DecimalText = Type.String({ pattern: '^(0|[1-9][0-9]{0,11})(\\.[0-9]{1,10})?$' })
@@ -98,15 +102,6 @@ export const CatalogueFileSchema = Type.Object(
 
 export type CatalogueFile = Static<typeof CatalogueFileSchema>
 
-export class ImportError extends Error {
-  constructor(readonly problems: string[]) {
-    super(
-      `the file is invalid:\n  - ${problems.slice(0, 50).join('\n  - ')}${problems.length > 50 ? `\n  - … ${problems.length - 50} more` : ''}`,
-    )
-    this.name = 'ImportError'
-  }
-}
-
 /** The illustrative demo catalogue in the import format. */
 export function demoCatalogue(): CatalogueFile {
   return {
@@ -147,6 +142,7 @@ export async function importCatalogue(db: Kysely<Database>, input: unknown, now:
   if (problems.length > 0) throw new ImportError(problems)
   const file = input as CatalogueFile
   const known = new Map((await findImpactPartners(db)).map((p) => [p.id, p.kind]))
+  const fx = (await loadFxInUse(db)).table
   for (const partner of file.impactPartners) known.set(partner.id, partner.kind)
   const seen = new Set<string>()
   file.projects.forEach((project, i) => {
@@ -156,7 +152,7 @@ export async function importCatalogue(db: Kysely<Database>, input: unknown, now:
     const kind = known.get(project.impactPartnerId)
     if (kind === undefined) problems.push(`${at}/impactPartnerId: unknown impact partner ${project.impactPartnerId}`)
     else if (kind !== 'credits') problems.push(`${at}/impactPartnerId: ${project.impactPartnerId} is a contribution partner`)
-    if (!isPricedCurrency(project.priceCurrency)) problems.push(`${at}/priceCurrency: unsupported currency ${project.priceCurrency}`)
+    if (!isPricedCurrency(project.priceCurrency, fx)) problems.push(`${at}/priceCurrency: unsupported currency ${project.priceCurrency}`)
     if (project.location.countryCode !== null && !isKnownCountry(project.location.countryCode)) {
       problems.push(`${at}/location/countryCode: unknown country ${project.location.countryCode}`)
     }
@@ -198,8 +194,8 @@ const FACTOR_COLUMNS = [
 ] as const
 const OPTIONAL_FACTOR_COLUMNS = ['tailpipeValue', 'note'] as const
 
-/** Parses an emission-factor CSV (header row with the EmissionFactor field names). */
-export function parseFactorCsv(text: string): EmissionFactor[] {
+/** Parses an emission-factor CSV (header row with the EmissionFactor field names); base currencies must be priced by `fx`. */
+export function parseFactorCsv(text: string, fx: FxTable = REFERENCE_FX_RATES): EmissionFactor[] {
   let records: Record<string, string>[]
   try {
     records = parseCsv(text, { columns: true, skip_empty_lines: true, trim: true, bom: true }) as Record<string, string>[]
@@ -233,7 +229,7 @@ export function parseFactorCsv(text: string): EmissionFactor[] {
     }
     if (region !== 'WORLD' && !isKnownCountry(region)) problems.push(`${line}: region must be WORLD or an ISO 3166-1 alpha-3 country`)
     if (!decimal.test(r.value ?? '')) problems.push(`${line}: value must be a non-negative decimal`)
-    if (!isPricedCurrency(r.baseCurrency ?? '')) problems.push(`${line}: unsupported baseCurrency ${r.baseCurrency}`)
+    if (!isPricedCurrency(r.baseCurrency ?? '', fx)) problems.push(`${line}: unsupported baseCurrency ${r.baseCurrency}`)
     if (!Number.isInteger(priceYear) || priceYear < 1990 || priceYear > 2100) problems.push(`${line}: priceYear must be a year`)
     for (const field of ['source', 'version', 'licence'] as const) if (!r[field]) problems.push(`${line}: ${field} is required`)
     if (r.tailpipeValue && !decimal.test(r.tailpipeValue)) problems.push(`${line}: tailpipeValue must be a non-negative decimal`)
@@ -258,7 +254,7 @@ export function parseFactorCsv(text: string): EmissionFactor[] {
 }
 
 export async function importEmissionFactors(db: Kysely<Database>, csv: string, now: Date): Promise<{ factors: number }> {
-  const factors = parseFactorCsv(csv)
+  const factors = parseFactorCsv(csv, (await loadFxInUse(db)).table)
   await db.transaction().execute((trx) => upsertEmissionFactors(trx, factors, now))
   return { factors: factors.length }
 }

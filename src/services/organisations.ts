@@ -6,9 +6,12 @@ import { findOrganisationById, insertOrganisation, type Organisation, type TaxLi
 import { isKnownCountry } from '../domain/countries.js'
 import { DomainError } from '../domain/errors.js'
 import { isPricedCurrency } from '../domain/fx.js'
+import type { FxTable } from '../domain/types.js'
 import { AppError, notFound } from '../errors.js'
 import type { AccessResolver, Principal } from './access.js'
 import { createApiKey, type KeyMode } from './api-keys.js'
+import { loadFxInUse } from './fx.js'
+import type { ReferenceDataCache } from './reference-data.js'
 import { newId } from '../ids.js'
 
 export type { Organisation, TaxLiability }
@@ -16,6 +19,8 @@ export type { Organisation, TaxLiability }
 export interface OrganisationDeps {
   readonly db: Kysely<Database>
   readonly access: AccessResolver
+  /** The exchange rates in use decide which currencies an organisation may have. */
+  readonly reference: Pick<ReferenceDataCache, 'fxInUse'>
   readonly clock: Clock
 }
 
@@ -35,12 +40,12 @@ export interface OrganisationInput {
 
 const SERVICE_FEE_PATTERN = /^(0(\.\d{1,6})?|1(\.0{1,6})?)$/
 
-function validate(input: OrganisationInput): void {
+function validate(input: OrganisationInput, fx: FxTable): void {
   const country = input.address.countryCode
   if (!isKnownCountry(country)) {
     throw new DomainError('UNKNOWN_COUNTRY', `country code ${country} is not an iso 3166-1 alpha-3 country`, '/address/countryCode')
   }
-  if (!isPricedCurrency(input.currencyCode)) {
+  if (!isPricedCurrency(input.currencyCode, fx)) {
     throw new DomainError('UNSUPPORTED_CURRENCY', `currency ${input.currencyCode} is not supported`, '/currencyCode')
   }
   if (input.mcc != null && !/^\d{4}$/.test(input.mcc)) {
@@ -74,7 +79,7 @@ export async function createOrganisationWithKey(
   mode: KeyMode,
   now: Date,
 ): Promise<{ organisation: Organisation; apiKey: string; apiKeyPrefix: string }> {
-  validate(input)
+  validate(input, (await loadFxInUse(db)).table)
   return db.transaction().execute(async (trx) => {
     if (input.parentId && !(await findOrganisationById(trx, input.parentId))) throw notFound('parent organisation')
     const organisation = await insertOrganisation(trx, newOrganisation(input, now))
@@ -93,7 +98,7 @@ export async function createChildOrganisation(
   input: Omit<OrganisationInput, 'serviceFeeRate' | 'taxLiability'> & { parentId: string },
 ): Promise<Organisation> {
   await deps.access.assertCanActOn(principal, input.parentId, '/parentOrganisationId')
-  validate(input)
+  validate(input, (await deps.reference.fxInUse()).table)
   const parent = await findOrganisationById(deps.db, input.parentId)
   if (!parent) throw notFound('parent organisation')
   const organisation = await insertOrganisation(

@@ -7,6 +7,7 @@ import { minorUnitsOf, parseDecimal, toMinorUnits } from '../domain/money.js'
 import { priceQuote } from '../domain/pricing.js'
 import type { ImpactType, QuotedProject } from '../domain/types.js'
 import { notFound } from '../errors.js'
+import type { Metrics } from '../metrics.js'
 import type { AccessResolver, Principal } from './access.js'
 import type { QuoteStore } from './quote-store.js'
 import type { ReferenceDataCache } from './reference-data.js'
@@ -17,6 +18,7 @@ export interface QuoteDeps {
   readonly reference: ReferenceDataCache
   readonly quotes: QuoteStore
   readonly clock: Clock
+  readonly metrics: Metrics
 }
 
 /** Order items are not priced, but a unit price must still be money in a known currency. */
@@ -91,6 +93,7 @@ export async function createQuote(
 ): Promise<Quote> {
   const quote = await priceNewQuote(deps, principal, request, impactType)
   await deps.quotes.save(quote)
+  deps.metrics.quoteCreated(impactType, request.origin)
   return quote
 }
 

@@ -1,16 +1,16 @@
-// In-process cache of what pricing reads on every quote: the catalogue, imported emission factors and
-// organisation settings. Entries live CATALOGUE_CACHE_TTL_MS; concurrent misses share one load.
+// In-process cache of what pricing reads on every quote: the catalogue, imported emission factors, the exchange
+// rates in use and organisation settings. Entries live CATALOGUE_CACHE_TTL_MS; concurrent misses share one load.
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { findActiveProjects, findAllowedPartnerIds, findImpactPartners, findImportedFactors } from '../db/repositories/catalogue.js'
 import { findOrganisationById } from '../db/repositories/organisations.js'
 import { DEFAULT_EMISSION_FACTORS } from '../domain/data/emission-factors.js'
 import { indexFactors, type FactorSet } from '../domain/footprint.js'
-import { REFERENCE_FX_RATES } from '../domain/fx.js'
 import type { ReferenceData } from '../domain/pricing.js'
 import type { CreditProject, ImpactPartner } from '../domain/types.js'
 import { notFound } from '../errors.js'
 import { createCache, type Cache } from './cache.js'
+import { loadFxInUse, type FxInUse } from './fx.js'
 
 export interface OrganisationSettings {
   id: string
@@ -35,6 +35,8 @@ export class ReferenceDataCache {
   // Promises are cached, so concurrent misses share one load; a failed load is forgotten at once.
   private readonly catalogue: Cache<Promise<Catalogue>>
   private readonly organisations: Cache<Promise<OrganisationEntry>>
+  private readonly fx: Cache<Promise<FxInUse>>
+  private lastFx: FxInUse | undefined
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -43,6 +45,7 @@ export class ReferenceDataCache {
   ) {
     this.catalogue = createCache({ max: 1, ttlMs, now })
     this.organisations = createCache({ max: 10_000, ttlMs, now })
+    this.fx = createCache({ max: 1, ttlMs, now })
   }
 
   private cached<T>(cache: Cache<Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
@@ -62,6 +65,14 @@ export class ReferenceDataCache {
         ([partners, projects, imported]) => ({ partners, projects, factors: indexFactors([...imported, ...DEFAULT_EMISSION_FACTORS]) }),
       ),
     )
+  }
+
+  /** The exchange rates new quotes use (the latest imported, or the compiled default), and their origin. */
+  fxInUse(): Promise<FxInUse> {
+    return this.cached(this.fx, 'fx', async () => {
+      this.lastFx = await loadFxInUse(this.db, this.lastFx)
+      return this.lastFx
+    })
   }
 
   private loadOrganisation(organisationId: string): Promise<OrganisationEntry> {
@@ -91,8 +102,12 @@ export class ReferenceDataCache {
 
   /** Pricing inputs for one organisation: its settings, and the catalogue narrowed to its partners. */
   async forOrganisation(organisationId: string): Promise<{ settings: OrganisationSettings; reference: ReferenceData }> {
-    const [{ settings, allowed }, catalogue] = await Promise.all([this.loadOrganisation(organisationId), this.loadCatalogue()])
+    const [{ settings, allowed }, catalogue, fx] = await Promise.all([
+      this.loadOrganisation(organisationId),
+      this.loadCatalogue(),
+      this.fxInUse(),
+    ])
     const partners = allowed ? catalogue.partners.filter((p) => allowed.has(p.id)) : catalogue.partners
-    return { settings, reference: { factors: catalogue.factors, fx: REFERENCE_FX_RATES, partners, projects: catalogue.projects } }
+    return { settings, reference: { factors: catalogue.factors, fx: fx.table, partners, projects: catalogue.projects } }
   }
 }

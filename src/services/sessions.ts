@@ -66,6 +66,8 @@ export async function createSession(deps: SessionDeps, principal: Principal, inp
     createdAt: quote.createdAt,
   }
   await deps.quotes.saveWithSession(quote, session)
+  deps.metrics.quoteCreated(input.impactType, input.request.origin)
+  deps.metrics.sessionCreated(input.kind)
   return { session, clientSecret }
 }
 

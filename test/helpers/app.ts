@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import type { Database } from '../../src/db/database.js'
+import { PrometheusMetrics } from '../../src/metrics.js'
 import { createTestDatabase, type TestDatabase } from './db.js'
 
 export class TestClock {
@@ -23,12 +24,14 @@ export interface TestApp {
   clock: TestClock
   /** Log lines written by the app (only when captureLogs is set). */
   logs: string[]
+  /** The app's metrics (only when the metrics option is set). */
+  metrics: PrometheusMetrics | undefined
   close(): Promise<void>
 }
 
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { captureLogs?: boolean; beforeReady?: (app: FastifyInstance) => void } = {},
+  options: { captureLogs?: boolean; metrics?: boolean; beforeReady?: (app: FastifyInstance) => void } = {},
 ): Promise<TestApp> {
   const config = loadConfig({ LOG_LEVEL: options.captureLogs ? 'info' : 'silent', ...env })
   const database = await createTestDatabase()
@@ -41,7 +44,8 @@ export async function createTestApp(
       done()
     },
   })
-  const app = await buildApp({ config, database: handle, clock: clock.now, logStream })
+  const metrics = options.metrics ? new PrometheusMetrics({ now: () => clock.now().getTime() }) : undefined
+  const app = await buildApp({ config, database: handle, clock: clock.now, logStream, metrics })
   options.beforeReady?.(app)
   await app.ready()
   return {
@@ -51,6 +55,7 @@ export async function createTestApp(
     config,
     clock,
     logs,
+    metrics,
     async close() {
       await app.close()
       await database.drop()

@@ -1,6 +1,7 @@
 // Running the real CLI and server as child processes (through tsx, as `npm run cli` / `npm run dev` do).
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -10,9 +11,22 @@ export const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
 const workDir = mkdtempSync(join(tmpdir(), 'canopy-proc-'))
 const tsxLoader = join(repoRoot, 'node_modules', 'tsx', 'dist', 'loader.mjs')
 
+// Metrics off unless a test asks for them (METRICS_PORT, see freePort), so parallel servers never share a port.
 const baseEnv = (): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn' }
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', METRICS_PORT: '0' }
   return env
+}
+
+/** A loopback port that was free a moment ago (for a child's METRICS_PORT, where 0 means "off"). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
 }
 
 export interface CliResult {

@@ -111,6 +111,9 @@ describe('health and docs', () => {
       '/quotes/{id}',
       '/quotes/{id}/projects',
       '/readyz',
+      '/v3/api-keys',
+      '/v3/api-keys/{id}/revoke',
+      '/v3/api-keys/{id}/rotate',
       '/v3/checkout/sessions',
       '/v3/checkout/sessions/{id}',
       '/v3/organisations',
@@ -125,6 +128,14 @@ describe('health and docs', () => {
     const docs = await t.app.inject({ url: '/docs/' })
     expect(docs.statusCode).toBe(200)
     expect(docs.headers['content-type']).toContain('text/html')
+  })
+
+  it('has no /metrics on the public port: metrics have their own listener', async () => {
+    for (const url of ['/metrics', '/v3/metrics']) {
+      const res = await t.app.inject({ url })
+      expect(res.statusCode).toBe(404)
+      expect(res.json()).toMatchObject({ code: 'NOT_FOUND' })
+    }
   })
 })
 

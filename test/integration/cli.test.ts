@@ -7,7 +7,9 @@ import { loadConfig } from '../../src/config.js'
 import { openPglite, type DatabaseHandle } from '../../src/db/connect.js'
 import { client } from '../helpers/app.js'
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/db.js'
+import { DAILY } from '../helpers/fx-files.js'
 import { runCli } from '../helpers/process.js'
+import { findQuoteById } from '../../src/db/repositories/quotes.js'
 
 // The CLI runs against DATABASE_URL on the Postgres run, and against an embedded data directory otherwise.
 let env: Record<string, string>
@@ -32,7 +34,7 @@ async function openSameDatabase(): Promise<DatabaseHandle> {
   return database ? database.open(2) : openPglite({ dataDir: join(dataDir, 'pglite') })
 }
 
-// Each test runs the CLI as real processes (tsx + PGlite start-up, seconds each on a loaded machine): a wider budget.
+// Every command is a new process (tsx, and on the embedded run PGlite): a few seconds each on a busy 2-core machine.
 describe('operator CLI', { timeout: 120_000 }, () => {
   it('creates organisations and keys, lists and revokes keys; the keys work over HTTP', async () => {
     const created = await runCli(
@@ -229,6 +231,100 @@ describe('operator CLI', { timeout: 120_000 }, () => {
       expect(projects.map((p: { name: string }) => p.name)).toEqual(['Own Project'])
       const rows = await handle.db.selectFrom('projects').select('id').where('id', '=', '99999999-7777-4888-8999-000000000000').execute()
       expect(rows).toEqual([])
+    } finally {
+      await app.close()
+    }
+  })
+
+  it('rotates a key by prefix or id: a new key shown once, the old one expiring; bad arguments exit 2', async () => {
+    const org = (await runCli(['org', 'create', '--name', 'Rotator', '--country', 'GBR', '--currency', 'GBP'], env)).json()
+    const first = await runCli(['key', 'rotate', org.apiKeyPrefix, '--expire-old-in', '0'], env)
+    expect(first.stderr).toBe('')
+    expect(first.code).toBe(0)
+    const rotated = first.json()
+    expect(rotated).toMatchObject({
+      organisationId: org.organisationId,
+      apiKey: expect.stringMatching(/^ck_live_[0-9A-Za-z]{40}$/),
+      expiresAt: null,
+      previousKey: { prefix: org.apiKeyPrefix, expiresAt: expect.any(String), replacedByKeyId: rotated.id },
+    })
+    expect(Date.parse(rotated.previousKey.expiresAt)).toBeLessThanOrEqual(Date.now())
+
+    const second = await runCli(['key', 'rotate', rotated.id], env)
+    expect(second.code).toBe(0)
+    const expiry = Date.parse(second.json().previousKey.expiresAt) - Date.parse(second.json().createdAt)
+    expect(expiry).toBe(86_400_000)
+    const twice = await runCli(['key', 'rotate', rotated.id], env)
+    expect(twice.code).toBe(1)
+    expect(twice.stderr).toMatch(/already rotated/)
+    const expired = await runCli(['key', 'rotate', org.apiKeyPrefix], env)
+    expect(expired.code).toBe(1)
+    expect(expired.stderr).toMatch(/revoked or expired/)
+    expect((await runCli(['key', 'rotate', '6f1c2b8e-0000-4000-8000-000000000000'], env)).stderr).toMatch(/api key not found/)
+    for (const args of [
+      ['key', 'rotate', second.json().id, '--expire-old-in', '2592001'],
+      ['key', 'rotate', second.json().id, '--expire-old-in', 'soon'],
+      ['key', 'rotate', second.json().id, '--expire-old-in', '1.5'],
+      ['key', 'rotate', 'not-a-key'],
+      ['key', 'rotate'],
+    ]) {
+      const result = await runCli(args, env)
+      expect(result.code, args.join(' ')).toBe(2)
+      expect(result.stdout).toBe('')
+    }
+
+    const listed = (await runCli(['key', 'list', '--org', org.organisationId], env)).json().keys
+    expect(listed.map((k: { expiresAt: string | null }) => k.expiresAt !== null)).toEqual([true, true, false])
+    const handle = await openSameDatabase()
+    const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), database: handle })
+    try {
+      const read = (key: string) => client(app, key).get(`/v3/organisations/${org.organisationId}`)
+      expect((await read(org.apiKey)).statusCode).toBe(401)
+      expect((await read(rotated.apiKey)).statusCode).toBe(200) // within its 24 hours
+      expect((await read(second.json().apiKey)).statusCode).toBe(200)
+    } finally {
+      await app.close()
+    }
+  })
+
+  it("imports the ECB's rates (validated whole, idempotent); the next quote uses them", async () => {
+    const file = join(dataDir, 'eurofxref.csv')
+    writeFileSync(file, DAILY)
+    const imported = await runCli(['fx', 'import', file], env)
+    expect(imported.stderr).toBe('')
+    expect(imported.code).toBe(0)
+    expect(imported.json()).toEqual({
+      file: 'eurofxref.csv',
+      dates: 1,
+      rates: 29,
+      changed: 29,
+      firstDate: '2026-11-20',
+      latestDate: '2026-11-20',
+    })
+    expect((await runCli(['fx', 'import', file], env)).json().changed).toBe(0)
+    const bad = join(dataDir, 'bad-rates.csv')
+    writeFileSync(bad, 'Date,USD,GBP,\n2026-11-21,1.2,0,\n')
+    const refused = await runCli(['fx', 'import', bad], env)
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toMatch(/GBP: "0" is not a positive decimal rate/)
+    expect((await runCli(['fx', 'import', join(dataDir, 'missing.csv')], env)).code).toBe(2)
+    expect((await runCli(['fx', 'import'], env)).code).toBe(2)
+
+    const org = (await runCli(['org', 'create', '--name', 'Zloty', '--country', 'POL', '--currency', 'PLN', '--mcc', '5992'], env)).json()
+    expect(org.organisation.currencyCode).toBe('PLN')
+    const handle = await openSameDatabase()
+    const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), database: handle })
+    try {
+      const quote = await client(app, org.apiKey).post('/quotes/nature', {
+        organisationId: org.organisationId,
+        locale: 'en-GB',
+        consumer: { reference: 'c', countryCode: 'POL' },
+        transaction: { amount: 100, currencyCode: 'PLN' },
+      })
+      expect(quote.statusCode, quote.body).toBe(201)
+      const stored = await findQuoteById(handle.db, quote.json().quoteId)
+      // Nothing from the refused file (dated 2026-11-21) was stored.
+      expect(stored?.locked.provenance.fx).toMatchObject({ from: 'PLN', date: '2026-11-20' })
     } finally {
       await app.close()
     }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEmptyPostgresDatabase, onPostgres } from '../helpers/db.js'
-import { startServer, type ServerProcess } from '../helpers/process.js'
+import { freePort, startServer, type ServerProcess } from '../helpers/process.js'
 
 let dataDir: string
 let server: ServerProcess | undefined
@@ -41,7 +41,8 @@ function slowRequest(baseUrl: string, path: string, apiKey: string, body: string
 // Real processes (tsx + PGlite start-up take seconds each on a loaded machine): a wider budget per test.
 describe('the service process on the embedded database', { timeout: 120_000 }, () => {
   it('starts, prints the demo credentials once, and answers with them', async () => {
-    server = startServer({ DATA_DIR: dataDir })
+    const metricsPort = await freePort()
+    server = startServer({ DATA_DIR: dataDir, METRICS_PORT: String(metricsPort) })
     const baseUrl = await server.ready
     const saved = JSON.parse(readFileSync(credentialsFile(), 'utf8'))
     expect(server.output()).toContain(saved.apiKey)
@@ -53,6 +54,14 @@ describe('the service process on the embedded database', { timeout: 120_000 }, (
     const denied = await fetch(`${baseUrl}/v3/organisations/${saved.organisationId}`)
     expect(denied.status).toBe(401)
     expect(await denied.json()).toMatchObject({ code: 'UNAUTHORIZED' })
+
+    // Metrics on their own port only; the compiled exchange rates are months old, so start-up warned.
+    expect((await fetch(`${baseUrl}/metrics`)).status).toBe(404)
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+    expect(metrics).toMatch(/^http_request_duration_seconds_count\{method="GET",route="\/organisations\/:id",status_class="2xx"\} 1$/m)
+    expect(metrics).toMatch(/^canopy_fx_rates_info\{date="2026-02-06",origin="embedded"\} 1$/m)
+    expect(server.output()).toMatch(/metrics listening at http:\/\/127\.0\.0\.1:\d+\/metrics/)
+    expect(server.output()).toMatch(/exchange rates in use are \d+ days old \(2026-02-06, embedded\)/)
   })
 
   it('refuses a second process on the same data directory', async () => {

@@ -8,7 +8,7 @@ import { repoRoot } from '../helpers/process.js'
 
 const read = (file: string) => readFileSync(join(repoRoot, file), 'utf8')
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const compose: any = parse(read('docker-compose.yml'))
+const compose: any = parse(read('docker-compose.yml'), { merge: true })
 const dockerfile = read('Dockerfile')
 const pkg = JSON.parse(read('package.json'))
 
@@ -41,13 +41,19 @@ describe('.env.example', () => {
 })
 
 describe('docker-compose.yml', () => {
-  it('runs postgres (pinned, health-checked, named volume), a one-shot migrate and the api', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['api', 'migrate', 'postgres'])
+  const replicas = ['api-1', 'api-2']
+
+  it('runs postgres and redis (pinned, health-checked), a one-shot migrate, two API replicas and a load balancer', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['api-1', 'api-2', 'lb', 'migrate', 'postgres', 'redis'])
     const postgres = compose.services.postgres
     expect(postgres.image).toMatch(/^postgres:\d+\.\d+/)
     expect(postgres.healthcheck.test.join(' ')).toContain('pg_isready')
     const [volumeName] = postgres.volumes[0].split(':')
     expect(Object.keys(compose.volumes)).toContain(volumeName)
+
+    const redis = compose.services.redis
+    expect(redis.image).toMatch(/^redis:\d+\.\d+\.\d+/)
+    expect(redis.healthcheck.test.join(' ')).toContain('redis-cli ping')
 
     const migrate = compose.services.migrate
     expect(migrate.restart).toBe('no')
@@ -55,15 +61,45 @@ describe('docker-compose.yml', () => {
     const migrateScript = migrate.command.find((part: string) => part.startsWith('dist/'))
     expect(existsSync(join(repoRoot, sourceOf(migrateScript)))).toBe(true)
 
-    const api = compose.services.api
-    expect(api.depends_on.migrate.condition).toBe('service_completed_successfully')
-    expect(api.depends_on.postgres.condition).toBe('service_healthy')
-    expect(api.ports).toContain(`${api.environment.PORT}:${api.environment.PORT}`)
-    expect(api.environment.HOST).toBe('0.0.0.0')
+    for (const name of replicas) {
+      const api = compose.services[name]
+      expect(api.build, name).toBe('.')
+      expect(api.depends_on.migrate.condition).toBe('service_completed_successfully')
+      expect(api.depends_on.postgres.condition).toBe('service_healthy')
+      expect(api.depends_on.redis.condition).toBe('service_healthy')
+      expect(api.environment.HOST).toBe('0.0.0.0')
+      expect(new URL(api.environment.REDIS_URL).hostname).toBe('redis')
+    }
   })
 
-  it('only sets environment keys the config knows, and points both services at the compose database', () => {
-    for (const name of ['api', 'migrate']) {
+  it('publishes the API only through the load balancer, and metrics only on the loopback, on their own port', () => {
+    const lb = compose.services.lb
+    expect(lb.image).toMatch(/^caddy:\d+\.\d+\.\d+/)
+    for (const name of replicas) expect(lb.depends_on[name].condition).toBe('service_healthy')
+    const apiPort = compose.services['api-1'].environment.PORT
+    expect(lb.ports).toEqual([`${apiPort}:${apiPort}`])
+    const [caddyfile, target] = lb.volumes[0].split(':')
+    expect(target).toBe('/etc/caddy/Caddyfile')
+    const proxied = /reverse_proxy\s+([^{]+)\{/.exec(read(caddyfile))?.[1]?.trim().split(/\s+/)
+    expect(proxied).toEqual(replicas.map((name) => `${name}:${apiPort}`))
+
+    const published = new Set<string>()
+    for (const name of replicas) {
+      const env = compose.services[name].environment
+      expect(env.METRICS_PORT).not.toBe(env.PORT)
+      expect(env.METRICS_HOST).toBe('0.0.0.0') // reachable by a Prometheus in the compose network
+      for (const port of compose.services[name].ports ?? []) {
+        const [host, hostPort, containerPort] = String(port).split(':')
+        expect(host, `${name} publishes ${port}`).toBe('127.0.0.1')
+        expect(containerPort).toBe(env.METRICS_PORT)
+        expect(published.has(hostPort!)).toBe(false)
+        published.add(hostPort!)
+      }
+    }
+  })
+
+  it('only sets environment keys the config knows, and points every service at the compose database', () => {
+    for (const name of [...replicas, 'migrate']) {
       const env = compose.services[name].environment
       for (const key of Object.keys(env)) expect(CONFIG_KEYS, `${name}.${key}`).toContain(key)
       const url = new URL(env.DATABASE_URL)
@@ -71,6 +107,12 @@ describe('docker-compose.yml', () => {
       expect(url.username).toBe(compose.services.postgres.environment.POSTGRES_USER)
       expect(url.password).toBe(compose.services.postgres.environment.POSTGRES_PASSWORD)
       expect(url.pathname).toBe(`/${compose.services.postgres.environment.POSTGRES_DB}`)
+    }
+  })
+
+  it('pins every image by version', () => {
+    for (const [name, service] of Object.entries<{ image?: string }>(compose.services)) {
+      if (service.image) expect(service.image, name).toMatch(/^[a-z0-9/-]+:\d+\.\d+(\.\d+)?(-[a-z0-9.]+)?$/)
     }
   })
 })
@@ -97,7 +139,9 @@ describe('Dockerfile', () => {
     const entry = cmd.find((part) => part.startsWith('dist/'))
     expect(entry).toBe('dist/src/server.js')
     expect(existsSync(join(repoRoot, sourceOf(entry ?? '')))).toBe(true)
-    expect(dockerfile).toMatch(new RegExp(`EXPOSE ${ConfigSchema.properties.PORT.default}`))
+    expect(dockerfile).toMatch(
+      new RegExp(`EXPOSE ${ConfigSchema.properties.PORT.default} ${ConfigSchema.properties.METRICS_PORT.default}\\b`),
+    )
     const built = JSON.parse(read('tsconfig.build.json')).include as string[]
     for (const dir of built) expect(dockerfile, `COPY ${dir}`).toMatch(new RegExp(`^COPY ${dir} `, 'm'))
     // Any other folder the build script runs from (the browser SDK's esbuild script) must be copied too.

@@ -11,6 +11,19 @@ export interface ApiKey {
   prefix: string
   createdAt: Date
   revokedAt: Date | null
+  /** After this instant the key authenticates as revoked (set when the key is rotated). */
+  expiresAt: Date | null
+  /** The key that replaced this one, once rotated. */
+  replacedById: string | null
+}
+
+/** A key as authentication sees it: who it is, and until when it works (null = until revoked). */
+export type AuthenticatedKey = Pick<ApiKey, 'id' | 'organisationId' | 'mode' | 'expiresAt'>
+
+/** A key whose state just changed, with its hash so that an in-process cache entry can be dropped. */
+export interface ChangedKey {
+  key: ApiKey
+  keyHash: Uint8Array
 }
 
 const apiKeyFromRow = (row: ApiKeyRow): ApiKey => ({
@@ -20,9 +33,17 @@ const apiKeyFromRow = (row: ApiKeyRow): ApiKey => ({
   prefix: row.prefix,
   createdAt: row.created_at,
   revokedAt: row.revoked_at,
+  expiresAt: row.expires_at,
+  replacedById: row.replaced_by_id,
 })
 
-export async function insertApiKey(db: Kysely<Database>, key: Omit<ApiKey, 'revokedAt'>, keyHash: Buffer): Promise<ApiKey> {
+const changedKeyFromRow = (row: ApiKeyRow): ChangedKey => ({ key: apiKeyFromRow(row), keyHash: row.key_hash })
+
+export async function insertApiKey(
+  db: Kysely<Database>,
+  key: Omit<ApiKey, 'revokedAt' | 'expiresAt' | 'replacedById'>,
+  keyHash: Buffer,
+): Promise<ApiKey> {
   const row = await db
     .insertInto('api_keys')
     .values({
@@ -38,20 +59,20 @@ export async function insertApiKey(db: Kysely<Database>, key: Omit<ApiKey, 'revo
   return apiKeyFromRow(row)
 }
 
-/** An unrevoked key of an active organisation, by the SHA-256 of the full key. */
-export async function findActiveKeyByHash(
-  db: Kysely<Database>,
-  keyHash: Uint8Array,
-): Promise<Pick<ApiKey, 'id' | 'organisationId' | 'mode'> | undefined> {
+/**
+ * An unrevoked key of an active organisation, by the SHA-256 of the full key, with its expiry: the caller
+ * checks the expiry on every request (so a cached key still stops at its exact expiry).
+ */
+export async function findKeyForAuthentication(db: Kysely<Database>, keyHash: Uint8Array): Promise<AuthenticatedKey | undefined> {
   const row = await db
     .selectFrom('api_keys as k')
     .innerJoin('organisations as o', 'o.id', 'k.organisation_id')
-    .select(['k.id', 'k.organisation_id', 'k.mode'])
+    .select(['k.id', 'k.organisation_id', 'k.mode', 'k.expires_at'])
     .where('k.key_hash', '=', keyHash)
     .where('k.revoked_at', 'is', null)
     .where('o.status', '=', 'active')
     .executeTakeFirst()
-  return row && { id: row.id, organisationId: row.organisation_id, mode: row.mode }
+  return row && { id: row.id, organisationId: row.organisation_id, mode: row.mode, expiresAt: row.expires_at }
 }
 
 export async function findKeysByOrganisation(db: Kysely<Database>, organisationId: string): Promise<ApiKey[]> {
@@ -65,18 +86,51 @@ export async function findKeysByOrganisation(db: Kysely<Database>, organisationI
   return rows.map(apiKeyFromRow)
 }
 
-export async function revokeKeyByPrefix(db: Kysely<Database>, prefix: string, now: Date): Promise<ApiKey | undefined> {
-  const row = await db
-    .updateTable('api_keys')
-    .set({ revoked_at: now })
-    .where('prefix', '=', prefix)
-    .where('revoked_at', 'is', null)
-    .returningAll()
-    .executeTakeFirst()
+export async function findKeyById(db: Kysely<Database>, id: string): Promise<ApiKey | undefined> {
+  const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst()
   return row && apiKeyFromRow(row)
 }
 
 export async function findKeyByPrefix(db: Kysely<Database>, prefix: string): Promise<ApiKey | undefined> {
   const row = await db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).executeTakeFirst()
   return row && apiKeyFromRow(row)
+}
+
+/** Revokes a key that still works at `now` (unrevoked, unexpired); undefined when there is none. */
+export async function revokeKey(
+  db: Kysely<Database>,
+  ref: { id: string } | { prefix: string },
+  now: Date,
+): Promise<ChangedKey | undefined> {
+  const row = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where((eb) => ('id' in ref ? eb('id', '=', ref.id) : eb('prefix', '=', ref.prefix)))
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .returningAll()
+    .executeTakeFirst()
+  return row && changedKeyFromRow(row)
+}
+
+/**
+ * Marks a key as replaced by `replacedById`, working until `expiresAt`, if at `now` it is unrevoked, unexpired and
+ * not already rotated (one conditional statement, so concurrent rotations of one key produce one replacement).
+ */
+export async function markKeyRotated(
+  db: Kysely<Database>,
+  id: string,
+  change: { replacedById: string; expiresAt: Date },
+  now: Date,
+): Promise<ChangedKey | undefined> {
+  const row = await db
+    .updateTable('api_keys')
+    .set({ replaced_by_id: change.replacedById, expires_at: change.expiresAt })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .where('replaced_by_id', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .returningAll()
+    .executeTakeFirst()
+  return row && changedKeyFromRow(row)
 }

@@ -51,3 +51,13 @@ export async function markReceiptFailedAttempt(
     .where('id', '=', id)
     .execute()
 }
+
+/** How many receipts wait to be sent, and since when the oldest has waited (for metrics; a cheap aggregate). */
+export async function pendingReceiptStats(db: Kysely<Database>): Promise<{ pending: number; oldestPendingAt: Date | null }> {
+  const row = await db
+    .selectFrom('tax_receipts')
+    .select((eb) => [eb.fn.countAll<string>().as('pending'), eb.fn.min('created_at').as('oldest')])
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow()
+  return { pending: Number(row.pending), oldestPendingAt: row.oldest ? new Date(row.oldest) : null }
+}

@@ -1,4 +1,5 @@
-// Embedded reference FX rates (units of currency per 1 EUR). Refreshed by hand; see data/SOURCES.md.
+// Embedded reference FX rates (units of currency per 1 EUR): the default until an operator imports newer ECB
+// rates (`fx import`, stored in fx_rates); see data/SOURCES.md.
 import type { FxTable } from '../types.js'
 import { Decimal } from '../money.js'
 
@@ -38,13 +39,30 @@ function withUsdPegs(ecb: Readonly<Record<string, string>>): Readonly<Record<str
   return Object.freeze(rates)
 }
 
+const PEGS_NOTE = 'BHD, SAR, AED via USD pegs, KWD indicative'
+
+/**
+ * A reference-rate table (base EUR) from ECB rates of one date: the ECB figures as published, plus BHD/SAR/AED
+ * (official USD pegs) and KWD (indicative) crossed through the ECB USD rate — when the ECB published one that
+ * day (otherwise those four are not priced). Pegged currencies the ECB itself publishes keep the ECB figure.
+ */
+export function fxTableFromEcbRates(date: string, ecbRates: Readonly<Record<string, string>>, description: string): FxTable {
+  const pegged = ecbRates.USD === undefined ? Object.freeze({ ...ecbRates }) : Object.freeze({ ...withUsdPegs(ecbRates), ...ecbRates })
+  return Object.freeze({
+    base: 'EUR',
+    date,
+    source: ecbRates.USD === undefined ? description : `${description}; ${PEGS_NOTE}`,
+    rates: pegged,
+  })
+}
+
 /**
  * The default reference-rate table, base EUR, dated 2026-02-06. ECB figures as published, plus
- * BHD/SAR/AED (official USD pegs) and KWD (indicative) crossed through the ECB USD rate.
+ * BHD/SAR/AED (official USD pegs) and KWD (indicative) crossed through the ECB USD rate. Used until an operator
+ * imports newer rates (`fx import`), and whenever none are stored.
  */
-export const REFERENCE_FX_RATES: FxTable = Object.freeze({
-  base: 'EUR',
-  date: '2026-02-06',
-  source: 'ECB euro foreign exchange reference rates 2026-02-06; BHD, SAR, AED via USD pegs, KWD indicative',
-  rates: withUsdPegs(ECB_RATES_2026_02_06),
-})
+export const REFERENCE_FX_RATES: FxTable = fxTableFromEcbRates(
+  '2026-02-06',
+  ECB_RATES_2026_02_06,
+  'ECB euro foreign exchange reference rates 2026-02-06',
+)
