@@ -7,6 +7,7 @@ import * as m000300 from './2026_11_21_000300_sessions.js'
 import * as m000400 from './2026_11_21_000400_funds_allocations.js'
 import * as m000500 from './2026_11_21_000500_quote_snapshots.js'
 import * as m000600 from './2026_11_23_000600_drop_stored_responses.js'
+import * as m000800 from './2026_11_23_000800_organisation_allowed_origins.js'
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000100_organisations_and_api_keys': m000100,
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_21_000400_funds_allocations': m000400,
   '2026_11_21_000500_quote_snapshots': m000500,
   '2026_11_23_000600_drop_stored_responses': m000600,
+  '2026_11_23_000800_organisation_allowed_origins': m000800,
 }

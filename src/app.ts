@@ -25,6 +25,7 @@ import { AccessResolver } from './services/access.js'
 import { AllocationStore } from './services/allocation-store.js'
 import { QuoteStore } from './services/quote-store.js'
 import { ReferenceDataCache } from './services/reference-data.js'
+import { SessionOrigins } from './services/session-origins.js'
 import { smtpSender, TaxReceiptSender } from './services/tax-receipts.js'
 
 export interface BuildAppOptions {
@@ -57,6 +58,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const reference = new ReferenceDataCache(db, config.CATALOGUE_CACHE_TTL_MS, now)
   const quotes = new QuoteStore(db, config.QUOTE_CACHE_SIZE)
   const allocations = new AllocationStore(db)
+  // Allowed origins change rarely; like API keys, a change reaches every process within AUTH_CACHE_TTL_MS.
+  const sessionOrigins = new SessionOrigins(db, config.AUTH_CACHE_TTL_MS, now)
   const limits = { amountMax: config.AMOUNT_MAX }
 
   const app = Fastify({
@@ -148,9 +151,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   const quoteDeps = { access, reference, quotes, clock }
   await app.register(healthRoutes, { database })
-  await app.register(organisationRoutes, { deps: { db, access, clock } })
+  await app.register(organisationRoutes, { deps: { db, access, clock, sessionOrigins } })
   await app.register(quoteRoutes, { deps: quoteDeps, limits })
-  await app.register(sessionRoutes, { deps: { ...quoteDeps, db, sessionTtlSeconds: config.SESSION_TTL_SECONDS }, limits })
+  await app.register(sessionRoutes, {
+    deps: { ...quoteDeps, db, sessionTtlSeconds: config.SESSION_TTL_SECONDS },
+    limits,
+    origins: sessionOrigins,
+  })
   await app.register(allocationRoutes, { deps: { access, quotes, allocations, reference, clock }, limits })
 
   return app

@@ -16,6 +16,8 @@ export type AppErrorCode =
   | 'CURRENCY_MISMATCH'
   | 'INVALID_SERVICE_FEE'
   | 'API_KEY_ALREADY_REVOKED'
+  | 'INVALID_ALLOWED_ORIGIN'
+  | 'TOO_MANY_ALLOWED_ORIGINS'
 
 export interface ErrorDetail {
   /** JSON pointer into the request, e.g. "/transaction/amount", or a header name such as "idempotency-key". */

@@ -72,5 +72,7 @@ export function client(app: FastifyInstance, credential?: string) {
   return {
     get: (url: string, headers?: Record<string, string>) => send('GET', url, undefined, headers),
     post: (url: string, body?: unknown, headers?: Record<string, string>) => send('POST', url, body, headers),
+    patch: (url: string, body?: unknown, headers?: Record<string, string>) => send('PATCH', url, body, headers),
+    options: (url: string, headers?: Record<string, string>) => send('OPTIONS', url, undefined, headers),
   }
 }
