@@ -20,6 +20,7 @@ import allocationRoutes from './routes/allocations.js'
 import healthRoutes from './routes/health.js'
 import organisationRoutes from './routes/organisations.js'
 import quoteRoutes from './routes/quotes.js'
+import { sdkDisclosure } from './http/presenters/sessions.js'
 import sessionRoutes from './routes/sessions.js'
 import { AccessResolver } from './services/access.js'
 import { AllocationStore } from './services/allocation-store.js'
@@ -157,6 +158,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     deps: { ...quoteDeps, db, sessionTtlSeconds: config.SESSION_TTL_SECONDS },
     limits,
     origins: sessionOrigins,
+    disclosure: sdkDisclosure(config.OPERATOR_LEGAL_NAME, config.DISCLOSURE_PAYOUT_DAYS),
   })
   await app.register(allocationRoutes, { deps: { access, quotes, allocations, reference, clock }, limits })
 

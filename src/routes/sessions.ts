@@ -10,6 +10,7 @@ import {
   postPurchaseSessionBodySchema,
   SdkSessionSchema,
   SessionQuerySchema,
+  type SdkDisclosure,
 } from '../http/schemas/sessions.js'
 import type { SessionOrigins } from '../services/session-origins.js'
 import { createSession, readSession, type SessionDeps, type SessionKind } from '../services/sessions.js'
@@ -23,9 +24,11 @@ interface SessionRouteOptions {
   limits: AmountLimits
   /** The allowed origins of each session's organisation: CORS of the SDK reads (src/http/cors.ts). */
   origins: SessionOrigins
+  /** What the US disclosure states (OPERATOR_LEGAL_NAME, DISCLOSURE_PAYOUT_DAYS). */
+  disclosure: SdkDisclosure
 }
 
-const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = async (app, { deps, limits, origins }) => {
+const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = async (app, { deps, limits, origins, disclosure }) => {
   const common = { tags: ['sessions'] }
   const createErrors = errorResponses(...QUOTE_CREATION_ERRORS)
   const onRequest = requireApiKey(deps.access)
@@ -102,7 +105,8 @@ const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = async (app
           description:
             '`Authorization: Bearer <clientSecret>` of this session (never in the query string), or an API key ' +
             "of the owning organisation's tree. Returns what the SDK renders: footprint and equivalents (re-localised by " +
-            '`?locale=`), credits amounts and unit, contribution rates, partners with images. After `expiresAt`: 410 SESSION_EXPIRED. ' +
+            '`?locale=`), credits amounts and unit, the projects with their country names in that locale, contribution rates, ' +
+            'partners with images, and what the US disclosure states. After `expiresAt`: 410 SESSION_EXPIRED. ' +
             "CORS: every answer carries `Vary: Origin`, and `Access-Control-Allow-Origin` only for an origin the session's " +
             'organisation allows (never `*`, never credentials).',
           params: IdParamsSchema,
@@ -115,7 +119,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = async (app
       },
       async (request, reply) => {
         const found = await readSession(deps, sessionCredentialOf(request), request.params.id, kind)
-        return reply.header('cache-control', 'no-store').send(presentSdkSession(found, request.query.locale))
+        return reply.header('cache-control', 'no-store').send(presentSdkSession(found, request.query.locale, disclosure))
       },
     )
 
