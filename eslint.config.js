@@ -93,8 +93,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['sdk/*.mjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+    files: ['sdk/*.mjs', 'scripts/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly' } },
   },
   // Relative imports must stay inside src/domain (one rule per folder depth).
   {

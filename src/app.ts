@@ -19,11 +19,13 @@ import { loggerOptions } from './logger.js'
 import allocationRoutes from './routes/allocations.js'
 import healthRoutes from './routes/health.js'
 import organisationRoutes from './routes/organisations.js'
+import publicFileRoutes from './routes/public-files.js'
 import quoteRoutes from './routes/quotes.js'
 import { sdkDisclosure } from './http/presenters/sessions.js'
 import sessionRoutes from './routes/sessions.js'
 import { AccessResolver } from './services/access.js'
 import { AllocationStore } from './services/allocation-store.js'
+import { PublicFiles, type PublicFileDirs } from './services/public-files.js'
 import { QuoteStore } from './services/quote-store.js'
 import { ReferenceDataCache } from './services/reference-data.js'
 import { SessionOrigins } from './services/session-origins.js'
@@ -36,6 +38,8 @@ export interface BuildAppOptions {
   clock?: Clock
   /** Where logs go (tests capture them); stdout by default. */
   logStream?: DestinationStream
+  /** Where the SDK bundle and the demo images are read from; dist/sdk and assets/demo/images by default. */
+  publicFiles?: PublicFileDirs
 }
 
 type AjvPlugins = NonNullable<NonNullable<FastifyServerOptions['ajv']>['plugins']>
@@ -161,6 +165,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     disclosure: sdkDisclosure(config.OPERATOR_LEGAL_NAME, config.DISCLOSURE_PAYOUT_DAYS),
   })
   await app.register(allocationRoutes, { deps: { access, quotes, allocations, reference, clock }, limits })
+  await app.register(publicFileRoutes, { files: new PublicFiles(options.publicFiles) })
 
   return app
 }

@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import type { Database } from '../../src/db/database.js'
+import type { PublicFileDirs } from '../../src/services/public-files.js'
 import { createTestDatabase, type TestDatabase } from './db.js'
 
 export class TestClock {
@@ -28,7 +29,7 @@ export interface TestApp {
 
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { captureLogs?: boolean; beforeReady?: (app: FastifyInstance) => void } = {},
+  options: { captureLogs?: boolean; beforeReady?: (app: FastifyInstance) => void; publicFiles?: PublicFileDirs } = {},
 ): Promise<TestApp> {
   const config = loadConfig({ LOG_LEVEL: options.captureLogs ? 'info' : 'silent', ...env })
   const database = await createTestDatabase()
@@ -41,7 +42,7 @@ export async function createTestApp(
       done()
     },
   })
-  const app = await buildApp({ config, database: handle, clock: clock.now, logStream })
+  const app = await buildApp({ config, database: handle, clock: clock.now, logStream, publicFiles: options.publicFiles })
   options.beforeReady?.(app)
   await app.ready()
   return {
