@@ -27,6 +27,12 @@ export const ConfigSchema = Type.Object(
       default: true,
       description: 'On the first embedded start, create a demo organisation, API key and catalogue',
     }),
+    DEMO_ALLOWED_ORIGINS: Type.Optional(
+      Type.String({
+        description:
+          "Embedded database with DEMO_BOOTSTRAP only: comma-separated origins added to the demo organisation's allowed origins at start-up (npm run demo sets the demo shop's)",
+      }),
+    ),
     LOG_LEVEL: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
       { default: 'info', description: 'pino log level' },

@@ -1,10 +1,11 @@
 // Entry point: config → database (+ schema) → demo bootstrap → app → listen, with graceful shutdown.
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
-import { bootstrapDemo, demoCredentialsPath, hasDemoCredentials } from './bootstrap/demo.js'
+import { allowDemoOrigins, bootstrapDemo, demoCredentialsPath, hasDemoCredentials } from './bootstrap/demo.js'
 import { ConfigError, loadConfig, loadDotEnvFile } from './config.js'
 import { DataDirLockedError, openConfiguredDatabase } from './db/connect.js'
 import { PendingMigrationsError, prepareSchema } from './db/migrate.js'
+import { AppError } from './errors.js'
 
 async function main(): Promise<void> {
   loadDotEnvFile()
@@ -15,7 +16,12 @@ async function main(): Promise<void> {
   try {
     await prepareSchema(database.db, embedded || config.MIGRATE_ON_START)
     const demo = embedded && config.DEMO_BOOTSTRAP ? await bootstrapDemo(database.db, config.DATA_DIR, new Date()) : undefined
+    const demoOrigins =
+      embedded && config.DEMO_BOOTSTRAP && config.DEMO_ALLOWED_ORIGINS
+        ? await allowDemoOrigins(database.db, config.DATA_DIR, config.DEMO_ALLOWED_ORIGINS, new Date())
+        : undefined
     app = await buildApp({ config, database })
+    if (demoOrigins) app.log.info({ allowedOrigins: demoOrigins }, 'demo organisation: allowed origins')
     if (demo) {
       console.log(
         [
@@ -44,7 +50,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  const known = error instanceof ConfigError || error instanceof PendingMigrationsError || error instanceof DataDirLockedError
+  const known =
+    error instanceof ConfigError ||
+    error instanceof PendingMigrationsError ||
+    error instanceof DataDirLockedError ||
+    error instanceof AppError
   console.error(known ? `canopy: ${(error as Error).message}` : error)
   process.exit(1)
 })
