@@ -1,5 +1,5 @@
 // The session read the SDK renders: GET /v3/{post-purchase|checkout}/sessions/:id (SdkCarbonSessionSchema,
-// SdkNatureSessionSchema in src/http/session-schemas.ts). The body is checked before anything reads it.
+// SdkNatureSessionSchema in src/http/schemas/sessions.ts). The body is checked before anything reads it.
 import { LoadFailure } from './errors.js'
 
 export interface Image {
