@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openPglite, type DatabaseHandle } from '../../src/db/connect.js'
@@ -32,7 +32,8 @@ async function openSameDatabase(): Promise<DatabaseHandle> {
   return database ? database.open(2) : openPglite({ dataDir: join(dataDir, 'pglite') })
 }
 
-describe('operator CLI', () => {
+// Every step spawns the CLI through tsx and opens the database: seconds each on a loaded machine.
+describe('operator CLI', { timeout: 120_000 }, () => {
   it('creates organisations and keys, lists and revokes keys; the keys work over HTTP', async () => {
     const created = await runCli(
       [
@@ -234,6 +235,10 @@ describe('operator CLI', () => {
   })
 
   it("org update sets, clears and resets an organisation's allowed origins; a child inherits its parent's", async () => {
+    // Its own embedded data directory: independent of what the tests before it left running.
+    const ownDir = mkdtempSync(join(tmpdir(), 'canopy-cli-origins-'))
+    const env: Record<string, string> = onPostgres() ? { DATABASE_URL: database?.url ?? '' } : { DATA_DIR: ownDir }
+    onTestFinished(() => rmSync(ownDir, { recursive: true, force: true }))
     const parent = (await runCli(['org', 'create', '--name', 'Origin Bank', '--country', 'GBR', '--currency', 'GBP'], env)).json()
     const child = (
       await runCli(
