@@ -62,29 +62,6 @@ function createSession(variant: Variant, locale: string): Promise<Created> {
   }) as Promise<Created>
 }
 
-beforeAll(async () => {
-  sdk = buildSdkForTest()
-  t = await createTestApp(
-    { OPERATOR_LEGAL_NAME: OPERATOR },
-    { publicFiles: { sdk: sdk.dir, demoImages: defaultPublicFileDirs().demoImages } },
-  )
-  apiBase = (await t.app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1')
-  await importDemoCatalogue(t.db)
-  merchant = await createOrg(t.db, { mcc: '5992' })
-  shop = await startShop({ apiBase, organisationId: merchant.organisationId, apiKey: merchant.apiKey })
-  strict = await startStrictPage(apiBase)
-  disallowed = await startStrictPage(apiBase)
-  await setAllowedOrigins(t.db, { organisationId: merchant.organisationId, allowedOrigins: [shop.url, strict.url] }, new Date())
-  browser = await launchChromium()
-}, LONG)
-
-afterAll(async () => {
-  await browser?.close()
-  await Promise.all([shop?.close(), strict?.close(), disallowed?.close()])
-  await t?.close()
-  sdk?.remove()
-}, LONG)
-
 interface Tab {
   context: BrowserContext
   page: Page
@@ -157,6 +134,30 @@ async function expectAccessible(page: Page, label: string): Promise<void> {
 }
 
 describeInBrowser('the browser SDK in Chromium', () => {
+  // Inside the suite, so that nothing starts where the suite is skipped (no Chromium).
+  beforeAll(async () => {
+    sdk = buildSdkForTest()
+    t = await createTestApp(
+      { OPERATOR_LEGAL_NAME: OPERATOR },
+      { publicFiles: { sdk: sdk.dir, demoImages: defaultPublicFileDirs().demoImages } },
+    )
+    apiBase = (await t.app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1')
+    await importDemoCatalogue(t.db)
+    merchant = await createOrg(t.db, { mcc: '5992' })
+    shop = await startShop({ apiBase, organisationId: merchant.organisationId, apiKey: merchant.apiKey })
+    strict = await startStrictPage(apiBase)
+    disallowed = await startStrictPage(apiBase)
+    await setAllowedOrigins(t.db, { organisationId: merchant.organisationId, allowedOrigins: [shop.url, strict.url] }, new Date())
+    browser = await launchChromium()
+  }, LONG)
+
+  afterAll(async () => {
+    await browser?.close()
+    await Promise.all([shop?.close(), strict?.close(), disallowed?.close()])
+    await t?.close()
+    sdk?.remove()
+  }, LONG)
+
   it(
     'renders every variant in en-GB, en-US and de-DE with their formats, passes axe (WCAG 2.2 AA) and violates no CSP rule',
     async () => {
