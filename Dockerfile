@@ -21,6 +21,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# The demo catalogue's partner images, served at /demo/images/ (the SDK bundle is in dist/sdk).
+COPY assets ./assets
 # The embedded database (used only when DATABASE_URL is unset) lives in a volume the app user owns.
 RUN mkdir -p /data && chown node:node /data
 VOLUME ["/data"]

@@ -93,8 +93,16 @@ export default tseslint.config(
     },
   },
   {
-    files: ['sdk/*.mjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+    files: ['sdk/*.mjs', 'scripts/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly' } },
+  },
+  {
+    // The demo shop's browser scripts: plain scripts under a strict CSP, with the SDK's window.Canopy.
+    files: ['examples/shop/public/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: { document: 'readonly', location: 'readonly', fetch: 'readonly', Intl: 'readonly', Canopy: 'readonly' },
+    },
   },
   // Relative imports must stay inside src/domain (one rule per folder depth).
   {

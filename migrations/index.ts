@@ -7,6 +7,7 @@ import * as m000300 from './2026_11_21_000300_sessions.js'
 import * as m000400 from './2026_11_21_000400_funds_allocations.js'
 import * as m000500 from './2026_11_21_000500_quote_snapshots.js'
 import * as m000600 from './2026_11_23_000600_drop_stored_responses.js'
+import * as m000800 from './2026_11_23_000800_organisation_allowed_origins.js'
 import * as m000900 from './2026_11_23_000900_key_expiry_and_fx_rates.js'
 import * as m001100 from './2026_11_23_001100_lean_quotes_and_sessions.js'
 
@@ -17,6 +18,7 @@ export const migrations: Record<string, Migration> = {
   '2026_11_21_000400_funds_allocations': m000400,
   '2026_11_21_000500_quote_snapshots': m000500,
   '2026_11_23_000600_drop_stored_responses': m000600,
+  '2026_11_23_000800_organisation_allowed_origins': m000800,
   '2026_11_23_000900_key_expiry_and_fx_rates': m000900,
   '2026_11_23_001100_lean_quotes_and_sessions': m001100,
 }

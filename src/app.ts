@@ -22,13 +22,17 @@ import allocationRoutes from './routes/allocations.js'
 import apiKeyRoutes from './routes/api-keys.js'
 import healthRoutes from './routes/health.js'
 import organisationRoutes from './routes/organisations.js'
+import publicFileRoutes from './routes/public-files.js'
 import quoteRoutes from './routes/quotes.js'
+import { sdkDisclosure } from './http/presenters/sessions.js'
 import sessionRoutes from './routes/sessions.js'
 import { AccessResolver } from './services/access.js'
 import { AllocationStore } from './services/allocation-store.js'
 import { fxAgeDays } from './services/fx.js'
+import { PublicFiles, type PublicFileDirs } from './services/public-files.js'
 import { QuoteStore } from './services/quote-store.js'
 import { ReferenceDataCache } from './services/reference-data.js'
+import { SessionOrigins } from './services/session-origins.js'
 import { smtpSender, TaxReceiptSender } from './services/tax-receipts.js'
 
 export interface BuildAppOptions {
@@ -40,6 +44,8 @@ export interface BuildAppOptions {
   logStream?: DestinationStream
   /** Metrics to record into (server.ts serves them on METRICS_PORT); none = nothing is measured. */
   metrics?: PrometheusMetrics
+  /** Where the SDK bundle and the demo images are read from; dist/sdk and assets/demo/images by default. */
+  publicFiles?: PublicFileDirs
 }
 
 type AjvPlugins = NonNullable<NonNullable<FastifyServerOptions['ajv']>['plugins']>
@@ -63,6 +69,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const reference = new ReferenceDataCache(db, config.CATALOGUE_CACHE_TTL_MS, now)
   const quotes = new QuoteStore(db, config.QUOTE_CACHE_SIZE)
   const allocations = new AllocationStore(db)
+  // Allowed origins change rarely; like API keys, a change reaches every process within AUTH_CACHE_TTL_MS.
+  const sessionOrigins = new SessionOrigins(db, config.AUTH_CACHE_TTL_MS, now)
   const limits = { amountMax: config.AMOUNT_MAX }
   const prometheus = options.metrics
   const metrics = prometheus ?? noMetrics
@@ -176,11 +184,17 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   const quoteDeps = { access, reference, quotes, clock, metrics }
   await app.register(healthRoutes, { database, readinessTimeoutMs: config.READINESS_TIMEOUT_MS })
-  await app.register(organisationRoutes, { deps: { db, access, reference, clock } })
+  await app.register(organisationRoutes, { deps: { db, access, reference, clock, sessionOrigins } })
   await app.register(apiKeyRoutes, { deps: { db, access, clock } })
   await app.register(quoteRoutes, { deps: quoteDeps, limits })
-  await app.register(sessionRoutes, { deps: { ...quoteDeps, db, sessionTtlSeconds: config.SESSION_TTL_SECONDS }, limits })
+  await app.register(sessionRoutes, {
+    deps: { ...quoteDeps, db, sessionTtlSeconds: config.SESSION_TTL_SECONDS },
+    limits,
+    origins: sessionOrigins,
+    disclosure: sdkDisclosure(config.OPERATOR_LEGAL_NAME, config.DISCLOSURE_PAYOUT_DAYS),
+  })
   await app.register(allocationRoutes, { deps: { access, quotes, allocations, reference, clock, metrics }, limits })
+  await app.register(publicFileRoutes, { files: new PublicFiles(options.publicFiles) })
 
   return app
 }

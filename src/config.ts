@@ -52,6 +52,12 @@ export const ConfigSchema = Type.Object(
       default: true,
       description: 'On the first embedded start, create a demo organisation, API key and catalogue',
     }),
+    DEMO_ALLOWED_ORIGINS: Type.Optional(
+      Type.String({
+        description:
+          "Embedded database with DEMO_BOOTSTRAP only: comma-separated origins added to the demo organisation's allowed origins at start-up (npm run demo sets the demo shop's)",
+      }),
+    ),
     LOG_LEVEL: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
       { default: 'info', description: 'pino log level' },
@@ -99,6 +105,18 @@ export const ConfigSchema = Type.Object(
       description: 'Recent quotes kept in memory for reads and allocations (quotes never change); 0 disables',
     }),
     SESSION_TTL_SECONDS: Int({ default: 1800, minimum: 1, maximum: 86400, description: 'Lifetime of a post-purchase or checkout session' }),
+    OPERATOR_LEGAL_NAME: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: "Legal name of whoever runs this deployment and collects contributions; named in the SDK's US disclosure",
+      }),
+    ),
+    DISCLOSURE_PAYOUT_DAYS: Type.String({
+      default: '30-60',
+      pattern: '^[0-9]{1,3}(-[0-9]{1,3})?$',
+      description: 'Days within which contributions reach the impact partners ("30-60" or "45"); named in the SDK\'s US disclosure',
+    }),
     AMOUNT_MAX: Int({ default: 1000000, minimum: 1, description: 'Largest accepted transaction or allocation amount, in currency units' }),
     IDEMPOTENCY_LOCK_TIMEOUT_MS: Int({
       default: 2000,

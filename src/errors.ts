@@ -18,6 +18,8 @@ export type AppErrorCode =
   | 'API_KEY_ALREADY_REVOKED'
   | 'API_KEY_INACTIVE'
   | 'API_KEY_ALREADY_ROTATED'
+  | 'INVALID_ALLOWED_ORIGIN'
+  | 'TOO_MANY_ALLOWED_ORIGINS'
 
 export interface ErrorDetail {
   /** JSON pointer into the request, e.g. "/transaction/amount", or a header name such as "idempotency-key". */

@@ -4,7 +4,7 @@ import { writeSync } from 'node:fs'
 import { hostname } from 'node:os'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
-import { bootstrapDemo, demoCredentialsPath, hasDemoCredentials } from './bootstrap/demo.js'
+import { allowDemoOrigins, bootstrapDemo, demoCredentialsPath, hasDemoCredentials } from './bootstrap/demo.js'
 import { ConfigError, loadConfig, loadDotEnvFile } from './config.js'
 import {
   DatabaseUnreachableError,
@@ -15,6 +15,7 @@ import {
   type DatabaseHandle,
 } from './db/connect.js'
 import { PendingMigrationsError, prepareSchema } from './db/migrate.js'
+import { AppError } from './errors.js'
 import { listenForScrapes, MetricsListenError, PrometheusMetrics, type ScrapeListener } from './metrics.js'
 
 const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const
@@ -106,7 +107,12 @@ async function main(): Promise<void> {
   try {
     await prepareSchema(database.db, embedded || config.MIGRATE_ON_START)
     const demo = embedded && config.DEMO_BOOTSTRAP ? await bootstrapDemo(database.db, config.DATA_DIR, new Date()) : undefined
+    const demoOrigins =
+      embedded && config.DEMO_BOOTSTRAP && config.DEMO_ALLOWED_ORIGINS
+        ? await allowDemoOrigins(database.db, config.DATA_DIR, config.DEMO_ALLOWED_ORIGINS, new Date())
+        : undefined
     app = await buildApp({ config, database, metrics })
+    if (demoOrigins) app.log.info({ allowedOrigins: demoOrigins }, 'demo organisation: allowed origins')
     if (demo) {
       console.log(
         [
@@ -157,7 +163,12 @@ main().catch((error: unknown) => {
   } else if (error instanceof ConfigError) {
     // Printed whatever LOG_LEVEL says: the level itself may be what is wrong.
     startupLog('info')('fatal', `canopy: ${error.message}`, { problems: error.problems })
-  } else if (error instanceof PendingMigrationsError || error instanceof DataDirLockedError || error instanceof MetricsListenError) {
+  } else if (
+    error instanceof PendingMigrationsError ||
+    error instanceof DataDirLockedError ||
+    error instanceof MetricsListenError ||
+    error instanceof AppError
+  ) {
     log('fatal', `canopy: ${error.message}`)
   } else {
     log('fatal', 'canopy: start-up failed', { err: describeError(error, true) })

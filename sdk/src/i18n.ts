@@ -23,8 +23,15 @@ export interface Strings {
   close: string
   loading: string
   logoAlt: string
-  /** US charitable-fundraising disclosure (en-US only): partners, payout time, tax-deductibility, service fee. */
-  disclosure?: string
+  /** US charitable-fundraising disclosure (en-US only): who collects, partners, payout time, tax-deductibility, fee. */
+  disclosure?: {
+    text: string
+    /** Put before `text` when the API names who collects the contributions. */
+    collector: string
+    /** The payout time: a range, or one figure. */
+    days: string
+    daysExact: string
+  }
   /** Pounds and square feet rather than kilograms and square metres. */
   imperial?: boolean
 }
@@ -55,9 +62,14 @@ const enGB: Strings = {
 const enUS: Strings = {
   ...enGB,
   imperial: true,
-  disclosure:
-    'Contributions are granted to {partners}, who receive the funds within 30 to 60 days. ' +
-    'Contributions may be tax-deductible. A service fee of {fee} of each contribution (including tax) is deducted before the grant.',
+  disclosure: {
+    text:
+      'Contributions are granted to {partners}, who receive the funds within {days}. ' +
+      'Contributions may be tax-deductible. A service fee of {fee} of each contribution (including tax) is deducted before the grant.',
+    collector: '{collector} collects contributions for the partners named here. ',
+    days: '{min} to {max} days',
+    daysExact: '{max} days',
+  },
 }
 
 const deDE: Strings = {

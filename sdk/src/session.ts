@@ -1,5 +1,5 @@
 // The session read the SDK renders: GET /v3/{post-purchase|checkout}/sessions/:id (SdkCarbonSessionSchema,
-// SdkNatureSessionSchema in src/http/session-schemas.ts). The body is checked before anything reads it.
+// SdkNatureSessionSchema in src/http/schemas/sessions.ts). The body is checked before anything reads it.
 import { LoadFailure } from './errors.js'
 
 export interface Image {
@@ -29,13 +29,22 @@ export interface Rates {
   serviceFeeTax: number
 }
 
-/** Not in the session read yet (docs/sdk.md, "Projects"): rendered when the API sends it. */
+/** credits.projects: the projects the quote priced, in its order (absent from reads of older deployments). */
 export interface Project {
   id: string
   name: string
   impactPartnerId?: string
   shortDescription?: string
-  location: { countryCode: string; countryName?: string; state?: string | null }
+  /** countryCode is null for a project not tied to one country; countryName is in the response's locale. */
+  location: { countryCode: string | null; countryName?: string | null; state?: string | null }
+}
+
+/** What the US disclosure states (absent from reads of older deployments: the widget then uses ekko's figures). */
+export interface Disclosure {
+  /** Who collects the contributions (the deployment's operator), or null. */
+  collectingParty: string | null
+  /** Contributions reach the partners within min to max days. */
+  payoutDays: { min: number; max: number }
 }
 
 interface SessionBase {
@@ -46,6 +55,7 @@ interface SessionBase {
   quoteId: string
   currencyCode: string
   locale: string
+  disclosure?: Disclosure
   contribution: { effectiveRates: Rates; impactPartners: ImpactPartner[] }
 }
 
@@ -111,8 +121,18 @@ const partner = (value: unknown, path: string): ImpactPartner => {
 const project = (value: unknown, path: string): Project => {
   const p = object(value, path)
   string(p.name, `${path}/name`)
-  string(object(p.location, `${path}/location`).countryCode, `${path}/location/countryCode`)
+  const location = object(p.location, `${path}/location`)
+  if (location.countryCode !== null) string(location.countryCode, `${path}/location/countryCode`)
   return p as unknown as Project
+}
+
+const disclosure = (value: unknown): Disclosure => {
+  const d = object(value, '/disclosure')
+  if (d.collectingParty !== null) string(d.collectingParty, '/disclosure/collectingParty')
+  const days = object(d.payoutDays, '/disclosure/payoutDays')
+  number(days.min, '/disclosure/payoutDays/min')
+  number(days.max, '/disclosure/payoutDays/max')
+  return d as unknown as Disclosure
 }
 
 const equivalent = (value: unknown, path: string): Equivalent => {
@@ -126,6 +146,7 @@ export function parseSession(body: unknown): SdkSession {
   const s = object(body, '')
   for (const key of ['sessionId', 'quoteId', 'locale', 'expiresAt']) string(s[key], `/${key}`)
   if (!/^[A-Z]{3}$/.test(string(s.currencyCode, '/currencyCode'))) bad('/currencyCode')
+  if (s.disclosure !== undefined) disclosure(s.disclosure)
   const contribution = object(s.contribution, '/contribution')
   rates(contribution.effectiveRates, '/contribution/effectiveRates')
   array(contribution.impactPartners, '/contribution/impactPartners', partner)

@@ -148,15 +148,11 @@ export function buildView(model: ViewModel, actions: ViewActions): View {
         h(
           'ul',
           null,
-          ...carbon.credits.projects.map((p) =>
-            h(
-              'li',
-              { part: 'project' },
-              p.name,
-              ' — ',
-              [p.location.state, p.location.countryName ?? p.location.countryCode].filter(Boolean).join(', '),
-            ),
-          ),
+          ...carbon.credits.projects.map((p) => {
+            // A project not tied to one country (countryCode null) shows its name alone.
+            const where = [p.location.state, p.location.countryName ?? p.location.countryCode].filter(Boolean).join(', ')
+            return h('li', { part: 'project' }, p.name, where ? ` — ${where}` : null)
+          }),
         ),
       )
     : null
@@ -203,15 +199,23 @@ export function buildView(model: ViewModel, actions: ViewActions): View {
     : null
 
   const rates = session.contribution.effectiveRates
+  const texts = strings.disclosure
+  // Without the API's figures (an older deployment), the payout time ekko documents: 30 to 60 days.
+  const { collectingParty = null, payoutDays = { min: 30, max: 60 } } = session.disclosure ?? {}
   const disclosure =
-    strings.disclosure && contribution && contributionPartners.length
+    texts && contribution && contributionPartners.length
       ? h(
           'p',
           { part: 'disclosure', class: 'disclosure' },
-          format(strings.disclosure, {
-            partners: names(contributionPartners),
-            fee: formatPercent(rates.serviceFee + rates.serviceFeeTax, locale),
-          }),
+          (collectingParty ? format(texts.collector, { collector: collectingParty }) : '') +
+            format(texts.text, {
+              partners: names(contributionPartners),
+              days: format(payoutDays.min === payoutDays.max ? texts.daysExact : texts.days, {
+                min: String(payoutDays.min),
+                max: String(payoutDays.max),
+              }),
+              fee: formatPercent(rates.serviceFee + rates.serviceFeeTax, locale),
+            }),
         )
       : null
 

@@ -1,11 +1,12 @@
 // First embedded start: a demo organisation and key, printed once and saved to DATA_DIR/demo-credentials.json.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { countOrganisations } from '../db/repositories/organisations.js'
 import { demoCatalogue, importCatalogue } from '../services/catalogue.js'
-import { createOrganisationWithKey } from '../services/organisations.js'
+import { findOrganisationById } from '../db/repositories/organisations.js'
+import { createOrganisationWithKey, setAllowedOrigins } from '../services/organisations.js'
 
 export interface DemoCredentials {
   organisationId: string
@@ -49,3 +50,21 @@ export async function bootstrapDemo(db: Kysely<Database>, dataDir: string, now: 
 }
 
 export const hasDemoCredentials = (dataDir: string): boolean => existsSync(demoCredentialsPath(dataDir))
+
+/**
+ * DEMO_ALLOWED_ORIGINS: adds origins (comma-separated) to the demo organisation's allowed origins, keeping those it
+ * has, so that a page there (the demo shop of npm run demo) can read its sessions. Returns the list now in force;
+ * undefined when there is no demo organisation in this data directory.
+ */
+export async function allowDemoOrigins(db: Kysely<Database>, dataDir: string, origins: string, now: Date): Promise<string[] | undefined> {
+  if (!hasDemoCredentials(dataDir)) return undefined
+  const { organisationId } = JSON.parse(readFileSync(demoCredentialsPath(dataDir), 'utf8')) as DemoCredentials
+  const organisation = await findOrganisationById(db, organisationId)
+  if (!organisation) return undefined
+  const added = origins
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter(Boolean)
+  const result = await setAllowedOrigins(db, { organisationId, allowedOrigins: [...(organisation.allowedOrigins ?? []), ...added] }, now)
+  return result.effectiveAllowedOrigins
+}

@@ -20,7 +20,13 @@ import {
 } from '../services/api-keys.js'
 import { demoCatalogue, importCatalogue, importEmissionFactors, ImportError } from '../services/catalogue.js'
 import { importFxRates } from '../services/fx.js'
-import { createOrganisationWithKey, type Organisation, type TaxLiability } from '../services/organisations.js'
+import {
+  createOrganisationWithKey,
+  normaliseAllowedOrigins,
+  setAllowedOrigins,
+  type Organisation,
+  type TaxLiability,
+} from '../services/organisations.js'
 
 export const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -28,6 +34,10 @@ export const USAGE = `Usage: npm run cli -- <command> [options]
              [--mcc <4 digits>] [--parent <uuid>] [--service-fee <rate 0..1>]
              [--tax-liability platform|organisation] [--legal-name <s>] [--reference <s>]
              [--address-line1 <s>] [--city <s>] [--postal-code <s>] [--state <s>] [--mode live|test]
+  org update <organisationId> --allowed-origin <origin> [--allowed-origin <origin> …]
+             | --clear-allowed-origins | --inherit-allowed-origins
+             the web origins (scheme://host[:port]) whose pages may read the organisation's sessions with
+             the browser SDK; clear: none; inherit: the nearest ancestor's list (the default)
   key create --org <uuid> [--mode live|test]
   key list --org <uuid>
   key revoke --key-prefix <prefix>
@@ -58,9 +68,10 @@ const describeOrganisation = (org: Organisation) => ({
   taxLiability: org.taxLiability,
   status: org.status,
   createdAt: org.createdAt.toISOString(),
+  allowedOrigins: org.allowedOrigins,
 })
 
-type Options = Record<string, string | boolean | undefined>
+type Options = Record<string, string | boolean | (string | boolean)[] | undefined>
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -88,11 +99,33 @@ function mode(options: Options): KeyMode {
 }
 
 interface Command {
-  options: Record<string, { type: 'string' | 'boolean' }>
+  options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>
+  /** Usage checks that need no database, run before it is opened. */
+  validate?(options: Options, positionals: string[]): void
   run(db: Kysely<Database>, options: Options, positionals: string[], now: Date): Promise<unknown>
 }
 
 const str = { type: 'string' } as const
+
+/** org update <id> --allowed-origin … | --clear-allowed-origins | --inherit-allowed-origins */
+function orgUpdateInput(options: Options, positionals: string[]): { organisationId: string; allowedOrigins: string[] | null } {
+  const [id, ...extra] = positionals
+  if (!id || extra.length > 0) throw new UsageError('give exactly one organisation id')
+  if (!UUID.test(id)) throw new UsageError('the organisation id must be a uuid')
+  const origins = (options['allowed-origin'] ?? []) as string[]
+  const clear = options['clear-allowed-origins'] === true
+  const inherit = options['inherit-allowed-origins'] === true
+  if ([origins.length > 0, clear, inherit].filter(Boolean).length !== 1) {
+    throw new UsageError('give --allowed-origin (repeatable), or --clear-allowed-origins, or --inherit-allowed-origins')
+  }
+  if (inherit) return { organisationId: id.toLowerCase(), allowedOrigins: null }
+  try {
+    return { organisationId: id.toLowerCase(), allowedOrigins: normaliseAllowedOrigins(origins) }
+  } catch (error) {
+    const details = error instanceof AppError ? error.details.map((d) => `  ${d.path}: ${d.message}`).join('\n') : ''
+    throw new UsageError(`--allowed-origin: ${(error as Error).message}${details ? `\n${details}` : ''}`)
+  }
+}
 
 export const COMMANDS: Record<string, Command> = {
   'org create': {
@@ -154,6 +187,18 @@ export const COMMANDS: Record<string, Command> = {
         apiKeyPrefix: result.apiKeyPrefix,
         organisation: describeOrganisation(result.organisation),
       }
+    },
+  },
+  'org update': {
+    options: {
+      'allowed-origin': { type: 'string', multiple: true },
+      'clear-allowed-origins': { type: 'boolean' },
+      'inherit-allowed-origins': { type: 'boolean' },
+    },
+    validate: (options, positionals) => void orgUpdateInput(options, positionals),
+    async run(db, options, positionals, now) {
+      const result = await setAllowedOrigins(db, orgUpdateInput(options, positionals), now)
+      return { ...describeOrganisation(result.organisation), effectiveAllowedOrigins: result.effectiveAllowedOrigins }
     },
   },
   'key create': {
@@ -240,6 +285,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`${(error as Error).message}\n\n${USAGE}`)
     return 2
   }
+  command.validate?.(parsed.values, parsed.positionals)
   loadDotEnvFile()
   const config = loadConfig()
   const database = await openConfiguredDatabase(config)

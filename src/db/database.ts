@@ -52,6 +52,8 @@ export interface OrganisationsTable {
   tax_liability: 'platform' | 'organisation'
   status: 'active' | 'inactive'
   created_at: Timestamp
+  /** Normalised web origins allowed to read sessions in a browser; null = inherit the nearest ancestor's. */
+  allowed_origins: ColumnType<string[] | null, string[] | null | undefined, string[] | null>
 }
 
 export interface ApiKeysTable {

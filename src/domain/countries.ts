@@ -14,6 +14,21 @@ export function toAlpha2(alpha3: string): string | undefined {
   return countries.alpha3ToAlpha2(alpha3)
 }
 
+// Country names come from the ICU data Node ships (full ICU since Node 13), not from i18n-iso-countries' language files.
+const regionNames = new Map<string, Intl.DisplayNames>()
+
+/** The country's name in `locale` ("RWA", "de-DE" → "Ruanda"); undefined for an unknown code. */
+export function countryName(alpha3: string, locale: string): string | undefined {
+  const alpha2 = toAlpha2(alpha3)
+  if (alpha2 === undefined) return undefined
+  let names = regionNames.get(locale)
+  if (names === undefined) {
+    names = new Intl.DisplayNames([locale], { type: 'region', fallback: 'none' })
+    regionNames.set(locale, names)
+  }
+  return names.of(alpha2)
+}
+
 const US_STATES: Readonly<Record<string, string>> = {
   AL: 'Alabama',
   AK: 'Alaska',

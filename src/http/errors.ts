@@ -37,6 +37,11 @@ export const ERROR_CODES = {
   TAX_RECEIPT_REQUIRES_CONTRIBUTION: { status: 400, when: 'issueTaxReceipt is true but the allocation has no contribution' },
   CURRENCY_MISMATCH: { status: 400, when: "an allocation's currencyCode is not its quote's currency" },
   INVALID_SERVICE_FEE: { status: 400, when: 'an operator gave a service fee outside 0–1 or with more than 6 decimals (CLI)' },
+  INVALID_ALLOWED_ORIGIN: {
+    status: 400,
+    when: 'an allowed origin is not scheme://host[:port] (http or https; no path, query, fragment, user info or wildcard; never null)',
+  },
+  TOO_MANY_ALLOWED_ORIGINS: { status: 400, when: 'an organisation was given more than 20 allowed origins' },
   UNSUPPORTED_CURRENCY: { status: 400, when: 'a currency code is not one Canopy can price' },
   UNKNOWN_COUNTRY: { status: 400, when: 'a country code is not an assigned ISO 3166-1 alpha-3 code' },
   UNKNOWN_SUBDIVISION: {

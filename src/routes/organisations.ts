@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf, requireApiKey } from '../http/auth.js'
 import { presentOrganisation } from '../http/presenters/organisations.js'
 import { bearerSecurity, errorResponses, IdParamsSchema } from '../http/schemas/common.js'
-import { CreateOrganisationBodySchema, OrganisationSchema } from '../http/schemas/organisations.js'
-import { createChildOrganisation, getOrganisation, type OrganisationDeps } from '../services/organisations.js'
+import { CreateOrganisationBodySchema, OrganisationSchema, UpdateOrganisationBodySchema } from '../http/schemas/organisations.js'
+import { createChildOrganisation, getOrganisation, updateOrganisation, type OrganisationDeps } from '../services/organisations.js'
 
 const organisationRoutes: FastifyPluginAsyncTypebox<{ deps: OrganisationDeps }> = async (app, { deps }) => {
   app.addHook('onRequest', requireApiKey(deps.access))
@@ -16,7 +16,7 @@ const organisationRoutes: FastifyPluginAsyncTypebox<{ deps: OrganisationDeps }> 
         ...common,
         summary: 'Create a child organisation',
         description:
-          "Creates an organisation under `parentOrganisationId`, which must be the key's organisation or one of its descendants. The child inherits the parent's service fee and tax liability.",
+          "Creates an organisation under `parentOrganisationId`, which must be the key's organisation or one of its descendants. The child inherits the parent's service fee and tax liability, and its allowed origins unless `allowedOrigins` is given.",
         body: CreateOrganisationBodySchema,
         response: {
           201: OrganisationSchema,
@@ -25,6 +25,8 @@ const organisationRoutes: FastifyPluginAsyncTypebox<{ deps: OrganisationDeps }> 
             'UNKNOWN_COUNTRY',
             'UNSUPPORTED_CURRENCY',
             'INVALID_MCC',
+            'INVALID_ALLOWED_ORIGIN',
+            'TOO_MANY_ALLOWED_ORIGINS',
             'UNAUTHORIZED',
             'FORBIDDEN',
             'NOT_FOUND',
@@ -52,6 +54,36 @@ const organisationRoutes: FastifyPluginAsyncTypebox<{ deps: OrganisationDeps }> 
       },
     },
     async (request) => presentOrganisation(await getOrganisation(deps, principalOf(request), request.params.id)),
+  )
+
+  app.patch(
+    '/organisations/:id',
+    {
+      schema: {
+        ...common,
+        summary: "Update an organisation's allowed origins (the key's own or a descendant)",
+        description:
+          "Sets the web origins whose pages may read the organisation's sessions with the browser SDK (CORS on the session " +
+          "reads). `allowedOrigins` is the only field that can change here: pricing settings are the operator's, and " +
+          "the identity fields are fixed. `null` makes the organisation inherit its nearest ancestor's list again; `[]` " +
+          'allows no origin (and stops inheriting). Other processes follow within AUTH_CACHE_TTL_MS.',
+        params: IdParamsSchema,
+        body: UpdateOrganisationBodySchema,
+        response: {
+          200: OrganisationSchema,
+          ...errorResponses(
+            'BAD_REQUEST',
+            'INVALID_ALLOWED_ORIGIN',
+            'TOO_MANY_ALLOWED_ORIGINS',
+            'UNAUTHORIZED',
+            'NOT_FOUND',
+            'REQUEST_ENTITY_TOO_LARGE',
+            'UNSUPPORTED_MEDIA_TYPE',
+          ),
+        },
+      },
+    },
+    async (request) => presentOrganisation(await updateOrganisation(deps, principalOf(request), request.params.id, request.body)),
   )
 }
 

@@ -2,7 +2,14 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import type { AddressJson, Database } from '../db/database.js'
-import { findOrganisationById, insertOrganisation, type Organisation, type TaxLiability } from '../db/repositories/organisations.js'
+import {
+  findEffectiveAllowedOrigins,
+  findOrganisationById,
+  insertOrganisation,
+  updateAllowedOrigins,
+  type Organisation,
+  type TaxLiability,
+} from '../db/repositories/organisations.js'
 import { isKnownCountry } from '../domain/countries.js'
 import { DomainError } from '../domain/errors.js'
 import { isPricedCurrency } from '../domain/fx.js'
@@ -13,6 +20,7 @@ import { createApiKey, type KeyMode } from './api-keys.js'
 import { loadFxInUse } from './fx.js'
 import type { ReferenceDataCache } from './reference-data.js'
 import { newId } from '../ids.js'
+import type { SessionOrigins } from './session-origins.js'
 
 export type { Organisation, TaxLiability }
 
@@ -22,6 +30,8 @@ export interface OrganisationDeps {
   /** The exchange rates in use decide which currencies an organisation may have. */
   readonly reference: Pick<ReferenceDataCache, 'fxInUse'>
   readonly clock: Clock
+  /** Told when allowed origins change, so that this process's CORS answers follow at once. */
+  readonly sessionOrigins: Pick<SessionOrigins, 'forget'>
 }
 
 export interface OrganisationInput {
@@ -36,6 +46,57 @@ export interface OrganisationInput {
   /** Proportion of the impact amount, as a decimal string, e.g. "0.2". */
   serviceFeeRate?: string | undefined
   taxLiability?: TaxLiability | undefined
+  /** Web origins allowed to read the organisation's sessions in a browser; null or absent = inherit. */
+  allowedOrigins?: readonly string[] | null | undefined
+}
+
+export const MAX_ALLOWED_ORIGINS = 20
+
+const ORIGIN_SHAPE = /^https?:\/\/[^/?#@*\\\s]+$/i
+
+/**
+ * One web origin as browsers send it in the Origin header: http(s)://host[:port], lower-case scheme and host
+ * (international names in punycode), no default port. Anything else (a path, even "/", a query, a fragment,
+ * user info, a wildcard, another scheme, "null") is refused: undefined.
+ */
+export function normaliseOrigin(value: string): string | undefined {
+  if (value.length > 300 || !ORIGIN_SHAPE.test(value)) return undefined
+  try {
+    const url = new URL(value)
+    // The shape check leaves nothing for these to hold, but an origin must never carry them.
+    if (url.username || url.password || url.search || url.hash || url.pathname !== '/') return undefined
+    return url.origin
+  } catch {
+    return undefined
+  }
+}
+
+/** The normalised, de-duplicated list (first occurrence kept), or AppError naming every bad entry. */
+export function normaliseAllowedOrigins(values: readonly string[], path = '/allowedOrigins'): string[] {
+  const bad: { path: string; message: string }[] = []
+  const origins: string[] = []
+  values.forEach((value, i) => {
+    const origin = normaliseOrigin(value)
+    if (origin === undefined) {
+      bad.push({
+        path: `${path}/${i}`,
+        message:
+          value === 'null'
+            ? 'must not be null: the null origin is never allowed'
+            : 'must be an origin: http(s)://host[:port], with no path, query, fragment, user info or wildcard',
+      })
+    } else if (!origins.includes(origin)) {
+      origins.push(origin)
+    }
+  })
+  const first = bad[0]
+  if (first) throw new AppError('INVALID_ALLOWED_ORIGIN', `${first.path.slice(1).replaceAll('/', '.')} ${first.message}`, bad)
+  if (origins.length > MAX_ALLOWED_ORIGINS) {
+    throw new AppError('TOO_MANY_ALLOWED_ORIGINS', `an organisation may allow at most ${MAX_ALLOWED_ORIGINS} origins`, [
+      { path, message: `must have at most ${MAX_ALLOWED_ORIGINS} origins` },
+    ])
+  }
+  return origins
 }
 
 const SERVICE_FEE_PATTERN = /^(0(\.\d{1,6})?|1(\.0{1,6})?)$/
@@ -70,6 +131,7 @@ const newOrganisation = (input: OrganisationInput, now: Date): Organisation => (
   taxLiability: input.taxLiability ?? 'platform',
   status: 'active',
   createdAt: now,
+  allowedOrigins: input.allowedOrigins == null ? null : normaliseAllowedOrigins(input.allowedOrigins),
 })
 
 /** Operator path (CLI, demo bootstrap): an organisation, optionally under a parent, with its first API key. */
@@ -117,5 +179,41 @@ export async function getOrganisation(
   if (!(await deps.access.canSee(principal, id))) throw notFound('organisation')
   const organisation = await findOrganisationById(deps.db, id)
   if (!organisation) throw notFound('organisation')
+  return organisation
+}
+
+/** An organisation's own allowed origins and the ones in force for it (its own, else its nearest ancestor's). */
+export interface AllowedOrigins {
+  organisation: Organisation
+  effectiveAllowedOrigins: string[]
+}
+
+/** Operator path (CLI): sets an organisation's allowed origins; null makes it inherit again, [] allows none. */
+export async function setAllowedOrigins(
+  db: Kysely<Database>,
+  input: { organisationId: string; allowedOrigins: readonly string[] | null },
+  _now: Date,
+): Promise<AllowedOrigins> {
+  const origins = input.allowedOrigins === null ? null : normaliseAllowedOrigins(input.allowedOrigins)
+  const organisation = await updateAllowedOrigins(db, input.organisationId, origins)
+  if (!organisation) throw notFound('organisation')
+  return { organisation, effectiveAllowedOrigins: await findEffectiveAllowedOrigins(db, { organisationId: organisation.id }) }
+}
+
+/**
+ * API path: PATCH of an organisation of the caller's tree. Only allowedOrigins can change here: pricing settings
+ * are an operator's, and the identity fields (names, address, MCC) are fixed once created.
+ */
+export async function updateOrganisation(
+  deps: OrganisationDeps,
+  principal: Principal,
+  id: string,
+  input: { allowedOrigins: readonly string[] | null },
+): Promise<Organisation> {
+  if (!(await deps.access.canSee(principal, id))) throw notFound('organisation')
+  const origins = input.allowedOrigins === null ? null : normaliseAllowedOrigins(input.allowedOrigins)
+  const organisation = await updateAllowedOrigins(deps.db, id, origins)
+  if (!organisation) throw notFound('organisation')
+  deps.sessionOrigins.forget()
   return organisation
 }

@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import type { Database } from '../../src/db/database.js'
 import { PrometheusMetrics } from '../../src/metrics.js'
+import type { PublicFileDirs } from '../../src/services/public-files.js'
 import { createTestDatabase, type TestDatabase } from './db.js'
 
 export class TestClock {
@@ -31,7 +32,7 @@ export interface TestApp {
 
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { captureLogs?: boolean; metrics?: boolean; beforeReady?: (app: FastifyInstance) => void } = {},
+  options: { captureLogs?: boolean; metrics?: boolean; beforeReady?: (app: FastifyInstance) => void; publicFiles?: PublicFileDirs } = {},
 ): Promise<TestApp> {
   const config = loadConfig({ LOG_LEVEL: options.captureLogs ? 'info' : 'silent', ...env })
   const database = await createTestDatabase()
@@ -45,7 +46,7 @@ export async function createTestApp(
     },
   })
   const metrics = options.metrics ? new PrometheusMetrics({ now: () => clock.now().getTime() }) : undefined
-  const app = await buildApp({ config, database: handle, clock: clock.now, logStream, metrics })
+  const app = await buildApp({ config, database: handle, clock: clock.now, logStream, metrics, publicFiles: options.publicFiles })
   options.beforeReady?.(app)
   await app.ready()
   return {
@@ -77,5 +78,7 @@ export function client(app: FastifyInstance, credential?: string) {
   return {
     get: (url: string, headers?: Record<string, string>) => send('GET', url, undefined, headers),
     post: (url: string, body?: unknown, headers?: Record<string, string>) => send('POST', url, body, headers),
+    patch: (url: string, body?: unknown, headers?: Record<string, string>) => send('PATCH', url, body, headers),
+    options: (url: string, headers?: Record<string, string>) => send('OPTIONS', url, undefined, headers),
   }
 }

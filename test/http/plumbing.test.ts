@@ -102,10 +102,12 @@ describe('health and docs', () => {
     const spec = (await t.app.inject({ url: '/openapi.json' })).json()
     expect(spec.openapi).toMatch(/^3\./)
     expect(Object.keys(spec.paths).sort()).toEqual([
+      '/demo/images/{file}',
       '/funds/allocations',
       '/funds/allocations/{id}',
       '/funds/allocations/{id}/reverse',
       '/healthz',
+      '/js/{version}/{file}',
       '/quotes/carbon',
       '/quotes/nature',
       '/quotes/{id}',

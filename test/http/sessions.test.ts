@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_PARTNER_IDS } from '../../src/domain/data/demo-catalogue.js'
+import { sdkDisclosure } from '../../src/http/presenters/sessions.js'
 import { createApiKey, sha256 } from '../../src/services/api-keys.js'
 import { client, createTestApp, type Response, type TestApp } from '../helpers/app.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
@@ -339,6 +340,7 @@ describe('nature sessions', () => {
       'quoteId',
       'currencyCode',
       'locale',
+      'disclosure',
       'footprint',
       'contribution',
     ])
@@ -411,7 +413,7 @@ describe('the quote behind a session', () => {
 
     const sdk = (await read(created.clientSecret, created.sessionId)).json()
     expect(sdk.footprint).toEqual(quote.footprint)
-    const { impactPartners: creditPartners, ...credits } = sdk.credits
+    const { impactPartners: creditPartners, projects: sdkProjects, ...credits } = sdk.credits
     expect(credits).toEqual(quote.credits)
     expect(creditPartners.map((p: { id: string }) => p.id)).toEqual([DEMO_PARTNER_IDS.verdantRemovals, DEMO_PARTNER_IDS.forestGuardians])
     expect(sdk.contribution.effectiveRates).toEqual(quote.contribution.effectiveRates)
@@ -419,6 +421,16 @@ describe('the quote behind a session', () => {
     const projects = await client(t.app, merchant.apiKey).get(`/quotes/${created.quoteId}/projects`)
     expect(projects.statusCode).toBe(200)
     expect(projects.json()).toHaveLength(3)
+    // The SDK read lists the same projects, in the same order, with their country names.
+    expect(sdkProjects).toEqual(
+      projects.json().map((p: Record<string, { countryCode: string; state: string | null }>) => ({
+        id: p.id,
+        impactPartnerId: p.impactPartnerId,
+        name: p.name,
+        shortDescription: p.shortDescription,
+        location: { ...p.location, countryName: expect.any(String) },
+      })),
+    )
   })
 
   it('is stored in the same statement as the session: one new quote per session, nothing on failure', async () => {
@@ -452,6 +464,7 @@ describe('GET /v3/post-purchase/sessions/:id (frontend SDK)', () => {
       'quoteId',
       'currencyCode',
       'locale',
+      'disclosure',
       'footprint',
       'credits',
       'contribution',
@@ -493,6 +506,7 @@ describe('GET /v3/post-purchase/sessions/:id (frontend SDK)', () => {
         },
         expect.objectContaining({ id: DEMO_PARTNER_IDS.forestGuardians, name: 'Forest Guardians (demo)' }),
       ],
+      projects: expect.any(Array),
     })
     expect(sdk.contribution).toEqual({
       effectiveRates: { impact: 0.8064516129, impactTax: 0, serviceFee: 0.1612903226, serviceFeeTax: 0.0322580645 },
@@ -505,6 +519,35 @@ describe('GET /v3/post-purchase/sessions/:id (frontend SDK)', () => {
       ],
     })
     expect((await client(t.app, created.clientSecret).get(`/post-purchase/sessions/${created.sessionId}`)).body).toBe(res.body)
+  })
+
+  it("lists the credit projects in the quote's order, with country names in the response's locale", async () => {
+    const created = await createSession()
+    const names = async (query: string) =>
+      (await read(created.clientSecret, created.sessionId, query))
+        .json()
+        .credits.projects.map((p: { name: string; location: object }) => [p.name, p.location])
+    expect(await names('')).toEqual([
+      ['Agroforestry restoration, Rwanda (demo)', { countryCode: 'RWA', countryName: 'Rwanda', state: null }],
+      ['Family forest management, California (demo)', { countryCode: 'USA', countryName: 'United States', state: 'CA' }],
+      ['Mangrove restoration, Sri Lanka (demo)', { countryCode: 'LKA', countryName: 'Sri Lanka', state: null }],
+    ])
+    expect((await names('?locale=de-DE')).map(([, location]: [string, { countryName: string }]) => location.countryName)).toEqual([
+      'Ruanda',
+      'Vereinigte Staaten',
+      'Sri Lanka',
+    ])
+    expect((await names('?locale=fr-FR'))[0][1].countryName).toBe('Rwanda')
+  })
+
+  it('states what the US disclosure needs: the collecting party (OPERATOR_LEGAL_NAME) and the payout days', async () => {
+    const created = await createSession()
+    expect((await read(created.clientSecret, created.sessionId)).json().disclosure).toEqual({
+      collectingParty: null,
+      payoutDays: { min: 30, max: 60 },
+    })
+    expect(sdkDisclosure('Canopy Operator Ltd', '45')).toEqual({ collectingParty: 'Canopy Operator Ltd', payoutDays: { min: 45, max: 45 } })
+    expect(sdkDisclosure(undefined, '60-30')).toEqual({ collectingParty: null, payoutDays: { min: 30, max: 60 } })
   })
 
   it.each([

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openPglite, type DatabaseHandle } from '../../src/db/connect.js'
@@ -329,6 +329,56 @@ describe('operator CLI', { timeout: 120_000 }, () => {
       await app.close()
     }
   })
+
+  it("org update sets, clears and resets an organisation's allowed origins; a child inherits its parent's", async () => {
+    // Its own embedded data directory: independent of what the tests before it left running.
+    const ownDir = mkdtempSync(join(tmpdir(), 'canopy-cli-origins-'))
+    const env: Record<string, string> = onPostgres() ? { DATABASE_URL: database?.url ?? '' } : { DATA_DIR: ownDir }
+    onTestFinished(() => rmSync(ownDir, { recursive: true, force: true }))
+    const parent = (await runCli(['org', 'create', '--name', 'Origin Bank', '--country', 'GBR', '--currency', 'GBP'], env)).json()
+    const child = (
+      await runCli(
+        ['org', 'create', '--name', 'Origin Shop', '--country', 'GBR', '--currency', 'GBP', '--parent', parent.organisationId],
+        env,
+      )
+    ).json()
+    const set = await runCli(
+      ['org', 'update', parent.organisationId, '--allowed-origin', 'HTTPS://Shop.Example:443', '--allowed-origin', 'http://localhost:4000'],
+      env,
+    )
+    expect(set.stderr).toBe('')
+    expect(set.code).toBe(0)
+    expect(set.json()).toMatchObject({
+      organisationId: parent.organisationId,
+      allowedOrigins: ['https://shop.example', 'http://localhost:4000'],
+      effectiveAllowedOrigins: ['https://shop.example', 'http://localhost:4000'],
+    })
+    const inherited = await runCli(['org', 'update', child.organisationId, '--inherit-allowed-origins'], env)
+    expect(inherited.json()).toMatchObject({
+      allowedOrigins: null,
+      effectiveAllowedOrigins: ['https://shop.example', 'http://localhost:4000'],
+    })
+    const cleared = await runCli(['org', 'update', child.organisationId, '--clear-allowed-origins'], env)
+    expect(cleared.json()).toMatchObject({ allowedOrigins: [], effectiveAllowedOrigins: [] })
+
+    // Usage errors exit 2 and change nothing; an unknown organisation is a failure (1).
+    const usage = await Promise.all(
+      [
+        ['org', 'update', parent.organisationId],
+        ['org', 'update', parent.organisationId, '--allowed-origin', 'https://*.shop.example', '--allowed-origin', 'null'],
+        ['org', 'update', parent.organisationId, '--allowed-origin', 'https://a.example', '--clear-allowed-origins'],
+        ['org', 'update', 'not-a-uuid', '--clear-allowed-origins'],
+      ].map((args) => runCli(args, env)),
+    )
+    for (const result of usage) {
+      expect(result.code, result.stderr).toBe(2)
+      expect(result.stderr).toMatch(/Usage: npm run cli/)
+    }
+    expect(usage[1]?.stderr).toMatch(/allowed-origin.*must be an origin.*\/1: must not be null/s)
+    const unknown = await runCli(['org', 'update', '6f1c2b8e-0000-4000-8000-000000000000', '--clear-allowed-origins'], env)
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toMatch(/organisation not found/)
+  }, 180_000)
 
   it('prints usage with --help', async () => {
     const result = await runCli(['--help'], env)

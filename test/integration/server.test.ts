@@ -94,13 +94,16 @@ describe('the service process on the embedded database', { timeout: 120_000 }, (
     server = undefined
   })
 
-  it('restarts on the same data without new demo credentials', async () => {
+  it('restarts on the same data without new demo credentials (and adds DEMO_ALLOWED_ORIGINS to the demo organisation)', async () => {
     const before = readFileSync(credentialsFile(), 'utf8')
-    server = startServer({ DATA_DIR: dataDir })
-    await server.ready
+    server = startServer({ DATA_DIR: dataDir, DEMO_ALLOWED_ORIGINS: 'http://localhost:4000, HTTP://LOCALHOST:4000' })
+    const base = await server.ready
     expect(readFileSync(credentialsFile(), 'utf8')).toBe(before)
     expect(server.output()).not.toContain(JSON.parse(before).apiKey)
     expect(server.output()).toContain('demo credentials are in')
+    const { organisationId, apiKey } = JSON.parse(before)
+    const org = await fetch(`${base}/v3/organisations/${organisationId}`, { headers: { authorization: `Bearer ${apiKey}` } })
+    expect(((await org.json()) as { allowedOrigins: unknown }).allowedOrigins).toEqual(['http://localhost:4000'])
     server.child.kill('SIGTERM')
     expect(await server.exited).toBe(0)
     server = undefined

@@ -24,7 +24,7 @@ describe('resolveLocale', () => {
 
   it('gives each locale its strings; only en-US has the disclosure and imperial units', () => {
     expect(stringsFor('de-AT').confirm).toBe('Bestätigen')
-    expect(stringsFor('en-US').disclosure).toContain('tax-deductible')
+    expect(stringsFor('en-US').disclosure?.text).toContain('tax-deductible')
     expect(stringsFor('en-US').imperial).toBe(true)
     expect(stringsFor('en-GB').disclosure).toBeUndefined()
     expect(stringsFor('de-DE').disclosure).toBeUndefined()

@@ -103,6 +103,19 @@ describe('a carbon session', () => {
     expect(disclosure).toContain('A service fee of 19.4% of each contribution (including tax) is deducted')
   })
 
+  it('in en-US: names who collects and the payout days when the API states them', async () => {
+    const body = fixture('carbon-en-US')
+    body.disclosure = { collectingParty: 'Canopy Operator Ltd', payoutDays: { min: 45, max: 45 } }
+    const w = await mountWidget({ body, canopy: { apiBase: 'https://canopy.example.com', locale: 'en-US' }, options: OPTIONS })
+    const disclosure = spaces(w.part('disclosure')?.textContent)
+    expect(disclosure).toMatch(/^Canopy Operator Ltd collects contributions for the partners named here\. Contributions are granted to/)
+    expect(disclosure).toContain('who receive the funds within 45 days.')
+    body.disclosure = { collectingParty: null, payoutDays: { min: 10, max: 20 } }
+    document.body.replaceChildren()
+    const ranged = await mountWidget({ body, canopy: { apiBase: 'https://canopy.example.com', locale: 'en-US' }, options: OPTIONS })
+    expect(spaces(ranged.part('disclosure')?.textContent)).toMatch(/^Contributions are granted to .* within 10 to 20 days\./)
+  })
+
   it('shows no disclosure in en-US when no contribution is offered', async () => {
     const w = await mountWidget({ body: fixture('carbon-en-US'), canopy: { apiBase: 'https://canopy.example.com', locale: 'en-US' } })
     expect(w.part('disclosure')).toBeNull()
@@ -153,11 +166,13 @@ describe('a carbon session', () => {
     body.credits.projects = [
       { id: 'p1', name: 'Agroforestry restoration, Rwanda (demo)', location: { countryCode: 'RWA', countryName: 'Rwanda', state: null } },
       { id: 'p2', name: 'Family forest management (demo)', location: { countryCode: 'USA', state: 'CA' } },
+      { id: 'p3', name: 'Biochar, durable removal (demo)', location: { countryCode: null, countryName: null, state: null } },
     ]
     const w = await mountWidget({ body })
     expect(w.parts('project').map((p) => p.textContent)).toEqual([
       'Agroforestry restoration, Rwanda (demo) — Rwanda',
       'Family forest management (demo) — CA, USA',
+      'Biochar, durable removal (demo)',
     ])
   })
 

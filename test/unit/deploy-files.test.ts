@@ -149,6 +149,9 @@ describe('Dockerfile', () => {
       expect(dockerfile, `COPY ${dir}`).toMatch(new RegExp(`^COPY ${dir} `, 'm'))
     }
     expect(dockerfile).toMatch(/RUN npm run build/)
+    // Files the API serves from outside dist/ (src/services/public-files.ts) reach the runtime stage.
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('FROM '))
+    expect(runtime).toMatch(/^COPY assets \.\/assets$/m)
     expect(pkg.scripts.build).toContain('tsconfig.build.json')
   })
 })

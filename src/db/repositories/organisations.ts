@@ -20,6 +20,8 @@ export interface Organisation {
   taxLiability: TaxLiability
   status: 'active' | 'inactive'
   createdAt: Date
+  /** Web origins whose pages may read this organisation's sessions (CORS); null = inherit the nearest ancestor's. */
+  allowedOrigins: string[] | null
 }
 
 const organisationFromRow = (row: OrganisationRow): Organisation => ({
@@ -36,6 +38,7 @@ const organisationFromRow = (row: OrganisationRow): Organisation => ({
   taxLiability: row.tax_liability,
   status: row.status,
   createdAt: row.created_at,
+  allowedOrigins: row.allowed_origins,
 })
 
 export async function insertOrganisation(db: Kysely<Database>, org: Organisation): Promise<Organisation> {
@@ -56,6 +59,7 @@ export async function insertOrganisation(db: Kysely<Database>, org: Organisation
       tax_liability: org.taxLiability,
       status: org.status,
       created_at: org.createdAt,
+      allowed_origins: org.allowedOrigins,
     })
     .returningAll()
     .executeTakeFirstOrThrow()
@@ -65,6 +69,46 @@ export async function insertOrganisation(db: Kysely<Database>, org: Organisation
 export async function findOrganisationById(db: Kysely<Database>, id: string): Promise<Organisation | undefined> {
   const row = await db.selectFrom('organisations').selectAll().where('id', '=', id).executeTakeFirst()
   return row && organisationFromRow(row)
+}
+
+/** Sets (or, with null, clears so that it inherits) an organisation's own allowed origins; undefined when not found. */
+export async function updateAllowedOrigins(
+  db: Kysely<Database>,
+  id: string,
+  allowedOrigins: string[] | null,
+): Promise<Organisation | undefined> {
+  const row = await db
+    .updateTable('organisations')
+    .set({ allowed_origins: allowedOrigins })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst()
+  return row && organisationFromRow(row)
+}
+
+/**
+ * The origins in force for an organisation (or for the organisation that owns a session): its own list, else its
+ * nearest ancestor's that has one (an empty list counts: it allows nothing); [] when no organisation up the tree
+ * has a list, and for an unknown organisation or session. Raw SQL: a recursive CTE.
+ */
+export async function findEffectiveAllowedOrigins(
+  db: Kysely<Database>,
+  of: { organisationId: string } | { sessionId: string },
+): Promise<string[]> {
+  const start =
+    'sessionId' in of
+      ? sql`SELECT o.id, o.parent_id, o.allowed_origins, 0 AS depth
+            FROM sessions s JOIN organisations o ON o.id = s.organisation_id WHERE s.id = ${of.sessionId}`
+      : sql`SELECT id, parent_id, allowed_origins, 0 AS depth FROM organisations WHERE id = ${of.organisationId}`
+  const { rows } = await sql<{ allowed_origins: string[] }>`
+    WITH RECURSIVE chain AS (
+      ${start}
+      UNION ALL
+      SELECT o.id, o.parent_id, o.allowed_origins, c.depth + 1 FROM organisations o JOIN chain c ON o.id = c.parent_id
+      WHERE c.allowed_origins IS NULL AND c.depth < 32
+    )
+    SELECT allowed_origins FROM chain WHERE allowed_origins IS NOT NULL ORDER BY depth LIMIT 1`.execute(db)
+  return rows[0]?.allowed_origins ?? []
 }
 
 /** The organisation and all its active descendants (ids), following parent_id down the tree. */

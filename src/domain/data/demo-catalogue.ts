@@ -1,5 +1,6 @@
 // ILLUSTRATIVE demo catalogue (data/SOURCES.md §7): fictional partners and
 // type-exemplar projects with indicative prices. Not live offerings; operators import their own.
+// The partner images are drawn by scripts/make-demo-images.mjs and served by the API at /demo/images/.
 import type { CreditProject, ImpactPartner, PartnerImages } from '../types.js'
 
 const images = (slug: string, groups: readonly ('logos' | 'thumbnails' | 'backgrounds')[]): PartnerImages => {

@@ -16,4 +16,5 @@ export const presentOrganisation = (org: Organisation): OrganisationResponse => 
   taxLiability: org.taxLiability,
   status: { value: org.status, message: null },
   createdAt: org.createdAt.toISOString(),
+  allowedOrigins: org.allowedOrigins && [...org.allowedOrigins],
 })

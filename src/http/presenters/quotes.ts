@@ -1,6 +1,7 @@
 // Stored quote → wire (docs/api-contract.md, "Quotes"). Deterministic: GET returns exactly what creation
 // returned, because both present the same stored quote.
 import type { Quote } from '../../db/repositories/quotes.js'
+import { countryName } from '../../domain/countries.js'
 import { describeEquivalents, resolveLocale } from '../../domain/equivalents.js'
 import { displayRatesOf, partnerRatesOf } from '../../domain/pricing.js'
 import type { EffectiveRates, LockedQuote, PartnerImages, QuotedProject } from '../../domain/types.js'
@@ -126,7 +127,21 @@ export function presentSdkQuote(quote: Quote, requestedLocale: string | undefine
       currencyCode: body.currencyCode,
       locale,
       footprint: { ...body.footprint, equivalents },
-      credits: { ...body.credits, impactPartners: body.credits.impactPartners ?? [] },
+      credits: {
+        ...body.credits,
+        impactPartners: body.credits.impactPartners ?? [],
+        projects: (locked.credits?.projects ?? []).map((p) => ({
+          id: p.id,
+          impactPartnerId: p.impactPartnerId,
+          name: p.name,
+          shortDescription: p.shortDescription,
+          location: {
+            countryCode: p.location.countryCode,
+            countryName: p.location.countryCode === null ? null : (countryName(p.location.countryCode, locale) ?? null),
+            state: p.location.state,
+          },
+        })),
+      },
       contribution,
     }
   }

@@ -2,6 +2,16 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { AddressSchema, CurrencyCodeSchema, MccSchema, nullable, text, UuidSchema } from './common.js'
 
+const AllowedOriginsSchema = nullable(
+  Type.Array(Type.String({ minLength: 1 }), {
+    description:
+      'Web origins whose pages may read this organisation\'s sessions with the browser SDK (CORS): "https://shop.example" or ' +
+      '"http://localhost:8080" — scheme, host and port only, at most 20. Stored normalised (lower case, no default port, ' +
+      "duplicates dropped). null: inherit the nearest ancestor's list; []: no origin.",
+    examples: [['https://www.blossombloom.co.uk']],
+  }),
+)
+
 export const CreateOrganisationBodySchema = Type.Object(
   {
     parentOrganisationId: UuidSchema,
@@ -12,11 +22,16 @@ export const CreateOrganisationBodySchema = Type.Object(
     currencyCode: CurrencyCodeSchema,
     website: Type.Optional(nullable(Type.String({ format: 'uri', maxLength: 500 }))),
     mcc: Type.Optional(nullable(MccSchema)),
+    allowedOrigins: Type.Optional(AllowedOriginsSchema),
   },
   { additionalProperties: false },
 )
 
 export type CreateOrganisationBody = Static<typeof CreateOrganisationBodySchema>
+
+export const UpdateOrganisationBodySchema = Type.Object({ allowedOrigins: AllowedOriginsSchema }, { additionalProperties: false })
+
+export type UpdateOrganisationBody = Static<typeof UpdateOrganisationBodySchema>
 
 export const OrganisationSchema = Type.Object(
   {
@@ -41,6 +56,10 @@ export const OrganisationSchema = Type.Object(
     taxLiability: Type.Union([Type.Literal('platform'), Type.Literal('organisation')]),
     status: Type.Object({ value: Type.Union([Type.Literal('active'), Type.Literal('inactive')]), message: Type.Null() }),
     createdAt: Type.String({ format: 'date-time' }),
+    allowedOrigins: {
+      ...nullable(Type.Array(Type.String())),
+      description: "The organisation's own allowed origins (CORS for the browser SDK); null: it inherits its nearest ancestor's",
+    },
   },
   { title: 'Organisation' },
 )

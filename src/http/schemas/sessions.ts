@@ -77,6 +77,37 @@ export const SessionQuerySchema = Type.Object(
   { additionalProperties: false },
 )
 
+export const SdkProjectSchema = Type.Object(
+  {
+    id: UuidSchema,
+    impactPartnerId: UuidSchema,
+    name: Type.String(),
+    shortDescription: Type.String(),
+    location: Type.Object({
+      countryCode: { ...nullable(Type.String()), description: 'ISO 3166-1 alpha-3; null for a project not tied to one country' },
+      countryName: { ...nullable(Type.String()), description: "The country's name in the response's locale" },
+      state: nullable(Type.String()),
+    }),
+  },
+  { title: 'SdkProject' },
+)
+
+export const SdkDisclosureSchema = Type.Object(
+  {
+    collectingParty: {
+      ...nullable(Type.String()),
+      description: 'Who collects contributions (the deployment operator, OPERATOR_LEGAL_NAME); null when not configured',
+    },
+    payoutDays: Type.Object(
+      { min: Type.Integer(), max: Type.Integer() },
+      { description: 'Contributions reach the impact partners within min to max days (DISCLOSURE_PAYOUT_DAYS)' },
+    ),
+  },
+  { title: 'SdkDisclosure', description: 'What the US charitable-fundraising disclosure states (the SDK shows it under en-US)' },
+)
+
+export type SdkDisclosure = Static<typeof SdkDisclosureSchema>
+
 const withPartners = { impactPartners: Type.Array(ImpactPartnerSchema) }
 
 const sdkSessionHeader = {
@@ -88,6 +119,7 @@ const sdkSessionHeader = {
   quoteId: UuidSchema,
   currencyCode: Type.String(),
   locale: Type.String({ description: 'The locale the equivalents are written in, after fallback' }),
+  disclosure: SdkDisclosureSchema,
 }
 
 const SdkContributionSchema = Type.Object({ ...ContributionSectionSchema.properties, ...withPartners })
@@ -96,7 +128,11 @@ export const SdkCarbonSessionSchema = Type.Object(
   {
     ...sdkSessionHeader,
     footprint: CarbonFootprintSchema,
-    credits: Type.Object({ ...CreditsSectionSchema.properties, ...withPartners }),
+    credits: Type.Object({
+      ...CreditsSectionSchema.properties,
+      ...withPartners,
+      projects: Type.Array(SdkProjectSchema, { description: 'The projects the quote priced, in its order' }),
+    }),
     contribution: SdkContributionSchema,
   },
   { title: 'SdkCarbonSession' },

@@ -1,0 +1,90 @@
+// Real-browser tests (issue 14, item 8): Debian's Chromium driven by playwright-core, against the API and the demo
+// shop in this process on 127.0.0.1, and a strict-CSP page on a second origin. No browser is ever downloaded.
+import { existsSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { chromium, type Browser } from 'playwright-core'
+import { describe, it } from 'vitest'
+
+export const CHROMIUM = '/usr/bin/chromium'
+export const chromiumInstalled = existsSync(CHROMIUM)
+
+/**
+ * describe() for browser tests: skipped with a visible notice where Chromium is missing, except under CI=true,
+ * where a missing browser is a failure (.ci/run installs it).
+ */
+export function describeInBrowser(name: string, body: () => void): void {
+  if (chromiumInstalled) {
+    describe(name, body)
+    return
+  }
+  const notice = `browser tests need Chromium at ${CHROMIUM}: install it with \`apt-get install -y chromium\` (Debian's package)`
+  if (process.env.CI === 'true') {
+    describe(name, () => it('has Chromium installed', () => Promise.reject(new Error(notice))))
+    return
+  }
+  console.warn(`\n⚠  SKIPPED: ${name}: ${notice}\n`)
+  describe.skip(name, body)
+}
+
+export const launchChromium = (): Promise<Browser> =>
+  chromium.launch({
+    executablePath: CHROMIUM,
+    // playwright adds --headless and --no-sandbox itself.
+    args: [
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-sync',
+      '--disable-background-networking',
+      '--disable-component-update',
+    ],
+    timeout: 120_000,
+  })
+
+/** The Content-Security-Policy of issue 14, item 4: the page allows the API origin and nothing else. */
+export const strictCsp = (apiOrigin: string) =>
+  `default-src 'none'; script-src ${apiOrigin}; style-src 'self'; connect-src ${apiOrigin}; img-src ${apiOrigin} data:`
+
+/**
+ * A merchant page under the strict CSP that only loads the SDK from the API; the tests drive the SDK through
+ * page.evaluate (DevTools evaluation, which a page's CSP does not govern — no inline script is needed).
+ */
+export async function startStrictPage(apiOrigin: string): Promise<{ url: string; close(): Promise<void> }> {
+  const html = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Strict CSP merchant page</title><link rel="stylesheet" href="/page.css"></head>
+<body>
+<main>
+<h1>Order confirmation</h1>
+<button type="button" id="before">Before the widget</button>
+<div id="mount"></div>
+<button type="button" id="after">After the widget</button>
+</main>
+<script src="${apiOrigin}/js/v3/canopy.js"></script>
+</body>
+</html>`
+  const server: Server = createServer((req, res) => {
+    if (req.url === '/' || req.url?.startsWith('/?')) {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': strictCsp(apiOrigin) })
+      res.end(html)
+    } else if (req.url === '/page.css') {
+      // The page's own controls meet the target size too (WCAG 2.5.8), so that axe judges the widget alone.
+      res.writeHead(200, { 'content-type': 'text/css; charset=utf-8' })
+      res.end('body { font-family: sans-serif; } button { min-height: 44px; min-width: 44px; margin: 8px 0; }')
+    } else {
+      res.writeHead(204)
+      res.end()
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    // localhost: another host than the API's 127.0.0.1, as well as another port.
+    url: `http://localhost:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
