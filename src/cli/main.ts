@@ -27,6 +27,8 @@ import {
   type Organisation,
   type TaxLiability,
 } from '../services/organisations.js'
+import { presentApiKey, presentIssuedKey, presentRotatedKey } from '../http/presenters/api-keys.js'
+import { presentOrganisation } from '../http/presenters/organisations.js'
 
 export const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -53,23 +55,8 @@ Runs against DATABASE_URL when set, otherwise the embedded database in DATA_DIR 
 
 class UsageError extends Error {}
 
-/** What operators see of an organisation: the API's field names, with the exact service fee as a decimal string. */
-const describeOrganisation = (org: Organisation) => ({
-  organisationId: org.id,
-  parentOrganisationId: org.parentId,
-  organisationReference: org.organisationReference,
-  tradingName: org.tradingName,
-  legalName: org.legalName,
-  address: org.address,
-  currencyCode: org.currencyCode,
-  website: org.website,
-  mcc: org.mcc,
-  serviceFeeRate: org.serviceFeeRate,
-  taxLiability: org.taxLiability,
-  status: org.status,
-  createdAt: org.createdAt.toISOString(),
-  allowedOrigins: org.allowedOrigins,
-})
+/** What operators see of an organisation: what the API shows, plus the exact service fee as a decimal string. */
+const describeOrganisation = (org: Organisation) => ({ ...presentOrganisation(org), serviceFeeRate: org.serviceFeeRate })
 
 type Options = Record<string, string | boolean | (string | boolean)[] | undefined>
 
@@ -203,15 +190,15 @@ export const COMMANDS: Record<string, Command> = {
   },
   'key create': {
     options: { org: str, mode: str },
-    run: (db, options, _p, now) => createApiKey(db, uuid(options, 'org'), mode(options), now),
+    run: async (db, options, _p, now) => presentIssuedKey(await createApiKey(db, uuid(options, 'org'), mode(options), now)),
   },
   'key list': {
     options: { org: str },
-    run: async (db, options) => ({ keys: await listApiKeys(db, uuid(options, 'org')) }),
+    run: async (db, options) => ({ keys: (await listApiKeys(db, uuid(options, 'org'))).map(presentApiKey) }),
   },
   'key revoke': {
     options: { 'key-prefix': str },
-    run: (db, options, _p, now) => revokeApiKey(db, required(options, 'key-prefix'), now),
+    run: async (db, options, _p, now) => presentApiKey(await revokeApiKey(db, required(options, 'key-prefix'), now)),
   },
   'key rotate': {
     options: { 'expire-old-in': str },
@@ -224,7 +211,9 @@ export const COMMANDS: Record<string, Command> = {
       if (!(seconds >= 0 && seconds <= MAX_EXPIRE_OLD_IN_SECONDS)) {
         throw new UsageError(`--expire-old-in must be a whole number of seconds from 0 to ${MAX_EXPIRE_OLD_IN_SECONDS} (30 days)`)
       }
-      return rotateApiKeyAsOperator(db, { key: UUID.test(key) ? key.toLowerCase() : key, expireOldInSeconds: seconds }, now)
+      return presentRotatedKey(
+        await rotateApiKeyAsOperator(db, { key: UUID.test(key) ? key.toLowerCase() : key, expireOldInSeconds: seconds }, now),
+      )
     },
   },
   'catalogue import': {

@@ -163,8 +163,12 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
   }
 }
 
-/** Error codes of a database that is starting, restarting or out of reach for now: worth waiting for at start-up. */
-const TRANSIENT_CONNECT_CODES = new Set([
+/**
+ * Error codes of a database that is out of reach for now: socket errors, Postgres' connection exceptions
+ * (SQLSTATE class 08), too many connections (53300) and a server starting or shutting down (57P0x). Worth
+ * waiting for at start-up; a 503 with Retry-After for a request (src/http/errors.ts).
+ */
+export const CONNECTION_ERROR_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',
@@ -173,13 +177,15 @@ const TRANSIENT_CONNECT_CODES = new Set([
   'EAI_AGAIN',
   'EHOSTUNREACH',
   'ENETUNREACH',
-  '57P03', // cannot_connect_now: the server is starting up or shutting down
-  '53300', // too_many_connections
   '08000',
   '08001',
   '08003',
   '08004',
   '08006',
+  '53300',
+  '57P01',
+  '57P02',
+  '57P03',
 ])
 
 /** The code of an error, or of the first of an AggregateError's errors (Node tries each address of a host). */
@@ -197,7 +203,7 @@ export function errorCode(error: unknown): string | undefined {
  */
 export function isTransientConnectError(error: unknown): boolean {
   const code = errorCode(error)
-  if (code !== undefined) return TRANSIENT_CONNECT_CODES.has(code)
+  if (code !== undefined) return CONNECTION_ERROR_CODES.has(code)
   const message = error instanceof Error ? error.message : ''
   return /timeout exceeded when trying to connect|^Connection terminated/.test(message)
 }

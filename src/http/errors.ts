@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { CONNECTION_ERROR_CODES } from '../db/connect.js'
 import { DomainError, type DomainErrorCode } from '../domain/errors.js'
 import { AppError, type AppErrorCode, type ErrorDetail } from '../errors.js'
 
@@ -191,31 +192,11 @@ function mapFastifyError(error: Partial<FastifyError>): AppError<HttpErrorCode> 
 }
 
 /**
- * Connection-level failures (socket errors and Postgres' SQLSTATE classes 08, 53300, 57P0x) and
- * statements cancelled by statement_timeout (57014): retryable, not a bug. ETIMEDOUT is also the
- * code of DatabaseTimeoutError (src/db/connect.ts): a statement without an answer within
- * DATABASE_QUERY_TIMEOUT_MS.
+ * A database out of reach (CONNECTION_ERROR_CODES), or a statement cancelled by statement_timeout (57014):
+ * retryable, not a bug. ETIMEDOUT is also the code of DatabaseTimeoutError (src/db/connect.ts): a statement
+ * without an answer within DATABASE_QUERY_TIMEOUT_MS.
  */
-const DATABASE_UNAVAILABLE = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  '57014',
-  '08000',
-  '08001',
-  '08003',
-  '08004',
-  '08006',
-  '53300',
-  '57P01',
-  '57P02',
-  '57P03',
-])
+const DATABASE_UNAVAILABLE: ReadonlySet<string> = new Set([...CONNECTION_ERROR_CODES, '57014'])
 
 const isPoolTimeout = (error: Partial<FastifyError>): boolean =>
   typeof error.message === 'string' &&

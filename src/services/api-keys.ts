@@ -60,29 +60,6 @@ export function generateApiKey(mode: KeyMode): GeneratedKey {
   return { key, hash: sha256(key), prefix: `ck_${mode}_${body.slice(0, VISIBLE_BODY_CHARS)}` }
 }
 
-export interface ApiKeySummary {
-  id: string
-  organisationId: string
-  mode: KeyMode
-  prefix: string
-  createdAt: string
-  revokedAt: string | null
-  expiresAt: string | null
-  replacedByKeyId: string | null
-}
-
-/** What the CLI prints about a key (never the key or its hash). */
-export const toSummary = (key: ApiKey): ApiKeySummary => ({
-  id: key.id,
-  organisationId: key.organisationId,
-  mode: key.mode,
-  prefix: key.prefix,
-  createdAt: key.createdAt.toISOString(),
-  revokedAt: key.revokedAt ? key.revokedAt.toISOString() : null,
-  expiresAt: key.expiresAt ? key.expiresAt.toISOString() : null,
-  replacedByKeyId: key.replacedById,
-})
-
 /** A key just issued: the record, and the full key, returned here and never again. */
 export interface IssuedKey {
   key: ApiKey
@@ -138,25 +115,19 @@ async function rotateKey(
 // Operator commands (CLI)
 
 /** Creates a key for an existing organisation; the full key is returned here and never again. */
-export async function createApiKey(
-  db: Kysely<Database>,
-  organisationId: string,
-  mode: KeyMode,
-  now: Date,
-): Promise<ApiKeySummary & { apiKey: string }> {
+export async function createApiKey(db: Kysely<Database>, organisationId: string, mode: KeyMode, now: Date): Promise<IssuedKey> {
   if (!(await findOrganisationById(db, organisationId))) throw notFound('organisation')
-  const { key, apiKey } = await issueKey(db, organisationId, mode, now)
-  return { ...toSummary(key), apiKey }
+  return issueKey(db, organisationId, mode, now)
 }
 
-export async function listApiKeys(db: Kysely<Database>, organisationId: string): Promise<ApiKeySummary[]> {
+export async function listApiKeys(db: Kysely<Database>, organisationId: string): Promise<ApiKey[]> {
   if (!(await findOrganisationById(db, organisationId))) throw notFound('organisation')
-  return (await findKeysByOrganisation(db, organisationId)).map(toSummary)
+  return findKeysByOrganisation(db, organisationId)
 }
 
-export async function revokeApiKey(db: Kysely<Database>, prefix: string, now: Date): Promise<ApiKeySummary> {
+export async function revokeApiKey(db: Kysely<Database>, prefix: string, now: Date): Promise<ApiKey> {
   const revoked = await revokeKey(db, { prefix }, now)
-  if (revoked) return toSummary(revoked.key)
+  if (revoked) return revoked.key
   const existing = await findKeyByPrefix(db, prefix)
   if (!existing) throw notFound('api key')
   throw new AppError('API_KEY_ALREADY_REVOKED', 'api key is already revoked or expired')
@@ -167,11 +138,11 @@ export async function rotateApiKeyAsOperator(
   db: Kysely<Database>,
   input: { key: string; expireOldInSeconds: number },
   now: Date,
-): Promise<ApiKeySummary & { apiKey: string; previousKey: ApiKeySummary }> {
+): Promise<RotatedKey> {
   const old = API_KEY_PREFIX_PATTERN.test(input.key) ? await findKeyByPrefix(db, input.key) : await findKeyById(db, input.key)
   if (!old) throw notFound('api key')
   const rotated = await rotateKey(db, old, input.expireOldInSeconds, now)
-  return { ...toSummary(rotated.key), apiKey: rotated.apiKey, previousKey: toSummary(rotated.previous) }
+  return { key: rotated.key, apiKey: rotated.apiKey, previous: rotated.previous }
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -145,8 +145,8 @@ export async function createOrganisationWithKey(
   return db.transaction().execute(async (trx) => {
     if (input.parentId && !(await findOrganisationById(trx, input.parentId))) throw notFound('parent organisation')
     const organisation = await insertOrganisation(trx, newOrganisation(input, now))
-    const key = await createApiKey(trx, organisation.id, mode, now)
-    return { organisation, apiKey: key.apiKey, apiKeyPrefix: key.prefix }
+    const issued = await createApiKey(trx, organisation.id, mode, now)
+    return { organisation, apiKey: issued.apiKey, apiKeyPrefix: issued.key.prefix }
   })
 }
 

@@ -2,9 +2,13 @@
 // expiry, then answers 401 like a revoked key) and revoke, for the caller's organisation and its descendants only.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { presentIssuedKey } from '../../src/http/presenters/api-keys.js'
 import { createApiKey } from '../../src/services/api-keys.js'
 import { client, createTestApp, type Response, type TestApp } from '../helpers/app.js'
 import { createOrg, type OrgFixture } from '../helpers/factories.js'
+
+/** A key issued by the operator path, as the CLI prints it (id, prefix, apiKey, …). */
+const issueKey = async (...args: Parameters<typeof createApiKey>) => presentIssuedKey(await createApiKey(...args))
 
 let t: TestApp
 let parent: OrgFixture
@@ -92,7 +96,7 @@ describe('GET /v3/api-keys', () => {
 
 describe('POST /v3/api-keys/:id/rotate', () => {
   it('issues a new key; the old one works until its exact expiry, even while cached, then is 401', async () => {
-    const old = await createApiKey(t.db, child.organisationId, 'live', t.clock.now())
+    const old = await issueKey(t.db, child.organisationId, 'live', t.clock.now())
     expect(await canRead(old.apiKey, child.organisationId)).toBe(200) // cached from here on
     const res = await as(parent.apiKey).post(`/v3/api-keys/${old.id}/rotate`, { expireOldInSeconds: 60 })
     expect(res.statusCode).toBe(201)
@@ -118,7 +122,7 @@ describe('POST /v3/api-keys/:id/rotate', () => {
   })
 
   it('defaults to 24 hours, and an empty POST works', async () => {
-    const old = await createApiKey(t.db, grandchild.organisationId, 'test', t.clock.now())
+    const old = await issueKey(t.db, grandchild.organisationId, 'test', t.clock.now())
     const res = await t.app.inject({
       method: 'POST',
       url: `/v3/api-keys/${old.id}/rotate`,
@@ -130,7 +134,7 @@ describe('POST /v3/api-keys/:id/rotate', () => {
   })
 
   it('with 0 the old key stops at once, in this process even though it was cached; rotating your own key is allowed', async () => {
-    const own = await createApiKey(t.db, child.organisationId, 'live', t.clock.now())
+    const own = await issueKey(t.db, child.organisationId, 'live', t.clock.now())
     expect(await canRead(own.apiKey, child.organisationId)).toBe(200)
     const res = await as(own.apiKey).post(`/v3/api-keys/${own.id}/rotate`, { expireOldInSeconds: 0 })
     expect(res.statusCode).toBe(201)
@@ -140,13 +144,13 @@ describe('POST /v3/api-keys/:id/rotate', () => {
   })
 
   it('refuses another tree’s key or an unknown id (404), and an expiry out of range (400)', async () => {
-    const foreign = await createApiKey(t.db, stranger.organisationId, 'live', t.clock.now())
+    const foreign = await issueKey(t.db, stranger.organisationId, 'live', t.clock.now())
     expectCode(await as(parent.apiKey).post(`/v3/api-keys/${foreign.id}/rotate`, {}), 404, 'NOT_FOUND')
     // A child may not rotate its parent's keys either.
     const parentKeyId = (await as(parent.apiKey).get('/v3/api-keys')).json().keys[0].id
     expectCode(await as(child.apiKey).post(`/v3/api-keys/${parentKeyId}/rotate`, {}), 404, 'NOT_FOUND')
     expectCode(await as(parent.apiKey).post(`/v3/api-keys/${randomUUID()}/rotate`, {}), 404, 'NOT_FOUND')
-    const own = await createApiKey(t.db, child.organisationId, 'live', t.clock.now())
+    const own = await issueKey(t.db, child.organisationId, 'live', t.clock.now())
     for (const expireOldInSeconds of [-1, 2_592_001, 1.5, '60']) {
       const res = await as(parent.apiKey).post(`/v3/api-keys/${own.id}/rotate`, { expireOldInSeconds })
       expectCode(res, 400, 'BAD_REQUEST')
@@ -156,18 +160,18 @@ describe('POST /v3/api-keys/:id/rotate', () => {
   })
 
   it('refuses a key already rotated (409 API_KEY_ALREADY_ROTATED) and a revoked or expired one (409 API_KEY_INACTIVE)', async () => {
-    const key = await createApiKey(t.db, child.organisationId, 'live', t.clock.now())
+    const key = await issueKey(t.db, child.organisationId, 'live', t.clock.now())
     expect((await as(parent.apiKey).post(`/v3/api-keys/${key.id}/rotate`, { expireOldInSeconds: 30 })).statusCode).toBe(201)
     expectCode(await as(parent.apiKey).post(`/v3/api-keys/${key.id}/rotate`, {}), 409, 'API_KEY_ALREADY_ROTATED')
     t.clock.advance(30_000)
     expectCode(await as(parent.apiKey).post(`/v3/api-keys/${key.id}/rotate`, {}), 409, 'API_KEY_INACTIVE')
-    const revoked = await createApiKey(t.db, child.organisationId, 'live', t.clock.now())
+    const revoked = await issueKey(t.db, child.organisationId, 'live', t.clock.now())
     expect((await as(parent.apiKey).post(`/v3/api-keys/${revoked.id}/revoke`)).statusCode).toBe(200)
     expectCode(await as(parent.apiKey).post(`/v3/api-keys/${revoked.id}/rotate`, {}), 409, 'API_KEY_INACTIVE')
   })
 
   it('two concurrent rotations of one key make one replacement', async () => {
-    const key = await createApiKey(t.db, child.organisationId, 'live', t.clock.now())
+    const key = await issueKey(t.db, child.organisationId, 'live', t.clock.now())
     const before = (await keysOf(child.organisationId)).length
     const results = await Promise.all([1, 2, 3].map(() => as(parent.apiKey).post(`/v3/api-keys/${key.id}/rotate`, {})))
     expect(results.map((r) => r.statusCode).sort()).toEqual([201, 409, 409])
@@ -180,7 +184,7 @@ describe('POST /v3/api-keys/:id/rotate', () => {
 
 describe('POST /v3/api-keys/:id/revoke', () => {
   it("revokes a descendant's key now (even while cached), and refuses a second time (409)", async () => {
-    const key = await createApiKey(t.db, grandchild.organisationId, 'live', t.clock.now())
+    const key = await issueKey(t.db, grandchild.organisationId, 'live', t.clock.now())
     expect(await canRead(key.apiKey, grandchild.organisationId)).toBe(200)
     const res = await as(child.apiKey).post(`/v3/api-keys/${key.id}/revoke`)
     expect(res.statusCode).toBe(200)
@@ -190,12 +194,12 @@ describe('POST /v3/api-keys/:id/revoke', () => {
   })
 
   it("ends a rotated key's grace period; another tree's key is 404", async () => {
-    const key = await createApiKey(t.db, child.organisationId, 'live', t.clock.now())
+    const key = await issueKey(t.db, child.organisationId, 'live', t.clock.now())
     expect((await as(parent.apiKey).post(`/v3/api-keys/${key.id}/rotate`, { expireOldInSeconds: 3600 })).statusCode).toBe(201)
     expect(await canRead(key.apiKey, child.organisationId)).toBe(200)
     expect((await as(parent.apiKey).post(`/v3/api-keys/${key.id}/revoke`)).statusCode).toBe(200)
     expect(await canRead(key.apiKey, child.organisationId)).toBe(401)
-    const foreign = await createApiKey(t.db, stranger.organisationId, 'live', t.clock.now())
+    const foreign = await issueKey(t.db, stranger.organisationId, 'live', t.clock.now())
     expectCode(await as(child.apiKey).post(`/v3/api-keys/${foreign.id}/revoke`), 404, 'NOT_FOUND')
   })
 })

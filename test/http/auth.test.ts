@@ -49,7 +49,7 @@ describe('API key authentication', () => {
   it('stops accepting a revoked key within the cache TTL', async () => {
     const key = await createApiKey(t.db, parent.organisationId, 'test', t.clock.now())
     expect((await client(t.app, key.apiKey).get(`/v3/organisations/${parent.organisationId}`)).statusCode).toBe(200)
-    await revokeApiKey(t.db, key.prefix, t.clock.now())
+    await revokeApiKey(t.db, key.key.prefix, t.clock.now())
     t.clock.advance(t.config.AUTH_CACHE_TTL_MS + 1)
     expectUnauthorized(await client(t.app, key.apiKey).get(`/v3/organisations/${parent.organisationId}`))
   })

@@ -105,15 +105,22 @@ const ResponseOptionsSchema = Type.Object(
   { additionalProperties: false },
 )
 
+export const LocaleSchema = Type.String({ minLength: 1, maxLength: 35, description: 'BCP 47 tag; unsupported locales fall back to en-GB' })
+
+/** The fields every quote-creating request has after organisationId and locale (quotes and sessions alike). */
+export const quoteRequestFields = (limits: AmountLimits) => ({
+  consumer: ConsumerSchema,
+  merchant: Type.Optional(nullable(MerchantSchema)),
+  transaction: transactionSchema(limits),
+  orderItems: Type.Optional(nullable(orderItemsSchema(limits))),
+})
+
 export const quoteBodySchema = (limits: AmountLimits) =>
   Type.Object(
     {
       organisationId: UuidSchema,
-      locale: Type.String({ minLength: 1, maxLength: 35, description: 'BCP 47 tag; unsupported locales fall back to en-GB' }),
-      consumer: ConsumerSchema,
-      merchant: Type.Optional(nullable(MerchantSchema)),
-      transaction: transactionSchema(limits),
-      orderItems: Type.Optional(nullable(orderItemsSchema(limits))),
+      locale: LocaleSchema,
+      ...quoteRequestFields(limits),
       projectFilters: Type.Optional(
         nullable(
           Type.Object(

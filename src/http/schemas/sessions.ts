@@ -2,14 +2,12 @@
 import { Type, type Static } from '@sinclair/typebox'
 import {
   CarbonFootprintSchema,
-  ConsumerSchema,
   ContributionSectionSchema,
   CreditsSectionSchema,
   ImpactPartnerSchema,
-  MerchantSchema,
+  LocaleSchema,
   NatureFootprintSchema,
-  orderItemsSchema,
-  transactionSchema,
+  quoteRequestFields,
   type AmountLimits,
 } from './quotes.js'
 import { nullable, stringEnum, UuidSchema } from './common.js'
@@ -21,16 +19,11 @@ export const SdkVariantSchema = stringEnum(
 
 const ImpactTypeSchema = stringEnum(['carbon', 'nature'] as const, 'Defaults to carbon')
 
-const LocaleSchema = Type.String({ minLength: 1, maxLength: 35, description: 'BCP 47 tag; unsupported locales fall back to en-GB' })
-
 const sessionFields = (limits: AmountLimits) => ({
   organisationId: UuidSchema,
   impactType: Type.Optional(ImpactTypeSchema),
   locale: Type.Optional({ ...LocaleSchema, description: "Localises the stored quote's equivalents; defaults to en-GB" }),
-  consumer: ConsumerSchema,
-  merchant: Type.Optional(nullable(MerchantSchema)),
-  transaction: transactionSchema(limits),
-  orderItems: Type.Optional(nullable(orderItemsSchema(limits))),
+  ...quoteRequestFields(limits),
   // Flat here, unlike the quote request's projectFilters.credits (as the contract has it).
   projectFilters: Type.Optional(
     nullable(
