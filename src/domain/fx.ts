@@ -12,8 +12,32 @@ function ratePerBase(code: string, table: FxTable): Decimal | undefined {
   return rate === undefined ? undefined : new Decimal(rate)
 }
 
-function crossRate(from: string, to: string, table: FxTable): { rate: Decimal; text: string } | null {
-  if (!isPricedCurrency(from, table) || !isPricedCurrency(to, table)) return null
+interface CrossRate {
+  readonly rate: Decimal
+  readonly text: string
+}
+
+// A quote converts with the same few pairs of one table again and again, and a 50-digit division costs more
+// than the rest of the conversion: each table (immutable, replaced as a whole on import) keeps its pairs.
+const crossRatesByTable = new WeakMap<FxTable, Map<string, CrossRate | null>>()
+
+function crossRate(from: string, to: string, table: FxTable): CrossRate | null {
+  let pairs = crossRatesByTable.get(table)
+  if (pairs === undefined) crossRatesByTable.set(table, (pairs = new Map()))
+  const key = `${from}>${to}`
+  let cross = pairs.get(key)
+  if (cross === undefined) {
+    cross = computeCrossRate(from, to, table)
+    // Codes come from requests: past a bound (far above the pairs in use), compute without keeping.
+    if (pairs.size < MAX_PAIRS_PER_TABLE) pairs.set(key, cross)
+  }
+  return cross
+}
+
+const MAX_PAIRS_PER_TABLE = 4096
+
+function computeCrossRate(from: string, to: string, table: FxTable): CrossRate | null {
+  if (!isPriced(from, table) || !isPriced(to, table)) return null
   const rate = from === to ? new Decimal(1) : (ratePerBase(to, table) as Decimal).div(ratePerBase(from, table) as Decimal)
   return { rate, text: rate.toString() }
 }
@@ -23,6 +47,10 @@ function crossRate(from: string, to: string, table: FxTable): { rate: Decimal; t
  * (default: the embedded reference rates) has a positive rate for it.
  */
 export function isPricedCurrency(code: string, table: FxTable = REFERENCE_FX_RATES): boolean {
+  return crossRate(code, code, table) !== null
+}
+
+function isPriced(code: string, table: FxTable): boolean {
   return hasMinorUnits(code) && isPositiveRate(ratePerBase(code, table))
 }
 
@@ -49,7 +77,7 @@ function isPositiveRate(rate: Decimal | undefined): boolean {
 export function convert(amount: Decimal, from: string, to: string, table: FxTable): { amount: Decimal; rate: string } {
   const cross = crossRate(from, to, table)
   if (cross === null) {
-    const code = isPricedCurrency(from, table) ? to : from
+    const code = crossRate(from, from, table) === null ? from : to
     throw new DomainError('UNSUPPORTED_CURRENCY', `unsupported currency ${JSON.stringify(code)}`)
   }
   return from === to ? { amount, rate: '1' } : { amount: amount.times(cross.rate), rate: cross.text }
