@@ -99,7 +99,7 @@ export const ConfigSchema = Type.Object(
       description: 'How long the project catalogue and emission factors are cached in-process',
     }),
     QUOTE_CACHE_SIZE: Int({
-      default: 2000,
+      default: 500,
       minimum: 0,
       maximum: 1000000,
       description: 'Recent quotes kept in memory for reads and allocations (quotes never change); 0 disables',
