@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { openPostgres } from '../src/db/connect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import { loadBenchConfig, selected } from './harness/config.js'
+import { loadBenchConfig, selected, type BenchConfig } from './harness/config.js'
 import { DatabaseSide, databaseUrl, withClient, type DatabaseMeter } from './harness/database.js'
 import { drive, type ResolvedRequest } from './harness/load.js'
 import { freePort, startService, stopService, type Service } from './harness/processes.js'
@@ -125,21 +125,11 @@ async function main(): Promise<void> {
   // The baseline creates its table on a connection it closes at once: its database is settled already.
   const baseline: System = { service: baselineService, meter: side?.meter(baselineDatabase, baselineUrl) }
 
+  const withoutAdminUrl = ({ adminUrl: _adminUrl, ...rest }: BenchConfig) => rest
   const report: BenchReport = {
     at: new Date().toISOString(),
     totalSeconds: 0,
-    config: {
-      connections: config.connections,
-      referenceConnections: config.referenceConnections,
-      warmupSeconds: config.warmupSeconds,
-      durationSeconds: config.durationSeconds,
-      only: config.only,
-      logLevel: config.logLevel,
-      databaseSide: config.databaseSide,
-      sampleIntervalMs: config.sampleIntervalMs,
-      cpus: config.cpus,
-      node: process.version,
-    },
+    config: { ...withoutAdminUrl(config), node: process.version },
     ...(side ? { postgres: { settings: side.settings, walinspect: side.walinspect, walSlot: side.walSlot } } : {}),
     baseline: { name: BASELINE_NAME, byConnections: {} },
     scenarios: [],

@@ -1,5 +1,6 @@
 // What a bench run produced, and how it is printed (markdown tables) and saved (bench/last-run.json).
 import type { Target } from '../scenarios.js'
+import type { BenchConfig } from './config.js'
 import type { DatabaseWindow, ServerSettings } from './database.js'
 import type { LoadResult } from './load.js'
 
@@ -46,18 +47,8 @@ export interface GroupReport {
 export interface BenchReport {
   at: string
   totalSeconds: number
-  config: {
-    connections: number[]
-    referenceConnections: number
-    warmupSeconds: number
-    durationSeconds: number
-    only: string[]
-    logLevel: string
-    databaseSide: boolean
-    sampleIntervalMs: number
-    cpus: number
-    node: string
-  }
+  /** The bench's settings (all but the admin URL, which may carry a password) and the Node version. */
+  config: Omit<BenchConfig, 'adminUrl'> & { node: string }
   postgres?: { settings: ServerSettings; walinspect: boolean; walSlot: boolean }
   baseline: { name: string; byConnections: Record<number, Measurement[]> }
   scenarios: ScenarioReport[]

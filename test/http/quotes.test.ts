@@ -1,6 +1,7 @@
 import { Decimal } from 'decimal.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_PARTNER_IDS } from '../../src/domain/data/demo-catalogue.js'
+import { FLORIST_EXAMPLE } from '../../src/http/schemas/quotes.js'
 import { demoCatalogue, importCatalogue } from '../../src/services/catalogue.js'
 import { client, createTestApp, type TestApp } from '../helpers/app.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
@@ -286,16 +287,7 @@ describe('POST /quotes/carbon', () => {
       merchant.apiKey,
       '/quotes/carbon',
       floristQuote(merchant.organisationId, {
-        orderItems: [
-          {
-            itemReference: 'line_1',
-            sku: 'POT_MEDIUM',
-            description: 'Flower pot',
-            category: 'pots',
-            quantity: 3,
-            unitPrice: { value: 15.99, currencyCode: 'GBP' },
-          },
-        ],
+        orderItems: FLORIST_EXAMPLE.orderItems,
         responseOptions: null,
       }),
     )

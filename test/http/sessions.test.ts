@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_PARTNER_IDS } from '../../src/domain/data/demo-catalogue.js'
 import { sdkDisclosure } from '../../src/http/presenters/sessions.js'
+import { FLORIST_EXAMPLE } from '../../src/http/schemas/quotes.js'
 import { createApiKey, sha256 } from '../../src/services/api-keys.js'
 import { client, createTestApp, type Response, type TestApp } from '../helpers/app.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
@@ -112,16 +113,7 @@ describe('POST /v3/post-purchase/sessions', () => {
   })
 
   it('stores order items for reporting and accepts the takeover variant', async () => {
-    const orderItems = [
-      {
-        itemReference: 'line_1',
-        sku: 'POT_MEDIUM',
-        description: 'Flower pot',
-        category: 'pots',
-        quantity: 3,
-        unitPrice: { value: 15.99, currencyCode: 'GBP' },
-      },
-    ]
+    const orderItems = FLORIST_EXAMPLE.orderItems
     const created = await createSession(
       '/v3/post-purchase/sessions',
       postPurchaseBody(merchant.organisationId, { sdkVariant: 'takeover', orderItems }),
