@@ -2,7 +2,8 @@
 // written at most once per process, and recent quotes are served from memory (a stored quote never changes).
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
-import { findQuoteById, insertQuotes, type Quote, type QuoteWrite } from '../db/repositories/quotes.js'
+import { insertQuotes, type QuoteWrite } from '../db/repositories/quote-writes.js'
+import { findQuoteById, type Quote } from '../db/repositories/quotes.js'
 import type { Session } from '../db/repositories/sessions.js'
 import { Batcher } from './batcher.js'
 import { createCache, type Cache } from './cache.js'

@@ -3,10 +3,9 @@
 // jurisdiction), stored once, content-addressed by the SHA-256 of its JSON. What is left per quote (inputs,
 // footprint, equivalents, rates, amounts) fits a row inline, without TOAST.
 import { createHash } from 'node:crypto'
-import type { Kysely, QueryCreator } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { LockedQuote } from '../../domain/types.js'
 import type { Database, NewQuoteRow, QuoteRequestRecord, QuoteRow, QuoteSnapshotBody, StoredLockedQuote } from '../database.js'
-import { sessionToRow, type Session } from './sessions.js'
 
 /** A stored quote: what was asked, what was locked, and for whom. Immutable once stored. */
 export interface Quote {
@@ -99,56 +98,6 @@ export function quoteRows(
     return quoteToRow(quote, snapshot.id)
   })
   return { rows, snapshots: [...snapshots.values()] }
-}
-
-/** A quote to store, with the session it backs when it was created for one. */
-export interface QuoteWrite {
-  quote: Quote
-  session: Session | null
-}
-
-/**
- * Stores quotes (and the sessions some of them back) in ONE statement: data-modifying CTEs insert the quotes and
- * the snapshots that may not be stored yet (ON CONFLICT DO NOTHING: snapshots are immutable); the sessions'
- * foreign key to their quote is checked at the end of the statement, when the quotes exist. Returns the ids of
- * the snapshots it wrote or found.
- */
-export async function insertQuotes(
-  db: Kysely<Database>,
-  writes: readonly QuoteWrite[],
-  isStored: (snapshotId: string) => boolean,
-): Promise<string[]> {
-  if (writes.length === 0) return []
-  const { rows, snapshots } = quoteRows(
-    writes.map((w) => w.quote),
-    isStored,
-  )
-  const sessions = writes.flatMap((w) => (w.session ? [sessionToRow(w.session)] : []))
-  const insertSnapshots = (qb: QueryCreator<Database>) =>
-    qb
-      .insertInto('quote_snapshots')
-      .values(snapshots)
-      .onConflict((oc) => oc.column('id').doNothing())
-  // Snapshots only when some may be new; sessions only when some quotes back one.
-  if (sessions.length === 0 && snapshots.length === 0) {
-    await db.insertInto('quotes').values(rows).execute()
-  } else if (sessions.length === 0) {
-    await db.with('snapshots', insertSnapshots).insertInto('quotes').values(rows).execute()
-  } else if (snapshots.length === 0) {
-    await db
-      .with('quotes_written', (qb) => qb.insertInto('quotes').values(rows))
-      .insertInto('sessions')
-      .values(sessions)
-      .execute()
-  } else {
-    await db
-      .with('snapshots', insertSnapshots)
-      .with('quotes_written', (qb) => qb.insertInto('quotes').values(rows))
-      .insertInto('sessions')
-      .values(sessions)
-      .execute()
-  }
-  return snapshots.map((s) => s.id)
 }
 
 export async function findQuoteById(db: Kysely<Database>, id: string): Promise<Quote | undefined> {

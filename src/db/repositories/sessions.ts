@@ -1,4 +1,4 @@
-// Sessions: a session row and the quote it is backed by, written together (insertQuotes) and read together.
+// Sessions: a session row, and a session read together with the quote it is backed by (written with it by quote-writes.ts).
 import type { Kysely } from 'kysely'
 import type { Database, NewSessionRow, SessionRow } from '../database.js'
 import { quoteFromRow, type Quote } from './quotes.js'

@@ -1,36 +1,12 @@
 // src/domain is pure (docs/architecture.md): no framework, database, logging or Node I/O imports, no
 // environment, clock or randomness. ESLint enforces it too; this test keeps it true without lint.
-import { readFileSync, readdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { importSpecifiers, sourceFiles, stripComments } from '../../helpers/source-imports.js'
 
 const DOMAIN = fileURLToPath(new URL('../../../src/domain/', import.meta.url))
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) return sourceFiles(path)
-    return entry.name.endsWith('.ts') ? [path] : []
-  })
-}
-
-/** Source without comments, string contents kept (import specifiers are strings). */
-function stripComments(source: string): string {
-  return source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1')
-}
-
-function importSpecifiers(source: string): string[] {
-  const specifiers: string[] = []
-  const patterns = [
-    /\bimport\s+(?:type\s+)?(?:[\w*{}\s,]+\s+from\s+)?['"]([^'"]+)['"]/g,
-    /\bexport\s+(?:type\s+)?(?:\*|\{[^}]*\})\s+from\s+['"]([^'"]+)['"]/g,
-    /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
-    /\brequire\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
-  ]
-  for (const pattern of patterns) for (const match of source.matchAll(pattern)) specifiers.push(match[1] ?? '')
-  return specifiers
-}
 
 const FORBIDDEN_MODULES = [
   /^fastify($|\/)/,
