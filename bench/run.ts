@@ -171,6 +171,8 @@ async function main(): Promise<void> {
         LOG_LEVEL: config.logLevel,
         RATE_LIMIT_PER_MINUTE: '1000000000',
         DATABASE_POOL_MAX: '10',
+        // Metrics on (the default), on a port of their own so that nothing else on the machine is in the way.
+        METRICS_PORT: String(await freePort()),
         ...group.env,
       },
       port,
@@ -184,7 +186,13 @@ async function main(): Promise<void> {
 
     const reports = new Map<string, ScenarioReport>()
     for (const s of scenarios) {
-      const entry: ScenarioReport = { name: s.name, group: group.name, ...(s.target ? { target: s.target } : {}), byConnections: {} }
+      const entry: ScenarioReport = {
+        name: s.name,
+        group: group.name,
+        ...(s.target ? { target: s.target } : {}),
+        ...(s.comparedWith ? { comparedWith: s.comparedWith } : {}),
+        byConnections: {},
+      }
       reports.set(s.name, entry)
       report.scenarios.push(entry)
     }
@@ -252,6 +260,19 @@ async function main(): Promise<void> {
         pass: h.pass,
       })
     }
+  }
+  for (const s of report.scenarios) {
+    const comparison = s.comparedWith
+    const other = comparison && report.scenarios.find((x) => x.name === comparison.scenario)
+    if (!comparison || !other) continue
+    const counts = Object.keys(s.byConnections).filter((c) => other.byConnections[Number(c)])
+    const ratios = counts.map((c) => (s.byConnections[Number(c)]?.ratio ?? 0) / (other.byConnections[Number(c)]?.ratio ?? 1))
+    if (!ratios.length) continue
+    const worst = Math.min(...ratios)
+    report.checks.push({
+      check: `${comparison.label} (${s.name} ÷ ${other.name}) at ${counts.join(' / ')} connections: ${ratios.map((r) => r.toFixed(2)).join(' / ')}, worst ${worst.toFixed(2)} ≥ ${comparison.minRatio}`,
+      pass: worst >= comparison.minRatio,
+    })
   }
   for (const g of report.groups) {
     report.checks.push({

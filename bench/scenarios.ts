@@ -30,6 +30,16 @@ export interface Scenario<D> {
   target?: Target
   /** Also drive it at half its measured req/s (fixed overall rate) and check that p99 stays within this. */
   halfRateP99MaxMs?: number
+  /** Checked against another scenario of the same run: at every count, this ratio ÷ that one's ≥ minRatio. */
+  comparedWith?: Comparison
+}
+
+export interface Comparison {
+  /** The other scenario's name. */
+  scenario: string
+  minRatio: number
+  /** What the comparison measures, e.g. "metrics on ÷ off". */
+  label: string
 }
 
 export interface ScenarioGroup<S, D> {
@@ -49,6 +59,7 @@ export interface ScenarioInfo {
   name: string
   target?: Target
   halfRateP99MaxMs?: number
+  comparedWith?: Comparison
 }
 
 /** A group with its data types erased, as the harness drives it. */
@@ -67,7 +78,12 @@ export function defineGroup<S, D = S>(group: ScenarioGroup<S, D>): BenchGroup {
   return {
     name: group.name,
     env: group.env ?? {},
-    scenarios: group.scenarios.map(({ name, target, halfRateP99MaxMs }) => ({ name, target, halfRateP99MaxMs })),
+    scenarios: group.scenarios.map(({ name, target, halfRateP99MaxMs, comparedWith }) => ({
+      name,
+      target,
+      halfRateP99MaxMs,
+      comparedWith,
+    })),
     async seed(db) {
       seeded = await group.seed(db)
     },
@@ -161,6 +177,7 @@ const allocationBody = (m: MerchantWithQuote) => ({
   credits: { amount: m.creditsTotal },
 })
 const replayKey = randomUUID()
+const QUOTE_METRICS_OFF = 'POST /quotes/carbon (metrics off)'
 
 const core = defineGroup<Merchant, MerchantWithQuote>({
   name: 'core',
@@ -183,6 +200,7 @@ const core = defineGroup<Merchant, MerchantWithQuote>({
       expectStatus: 201,
       target: { minRatio: 0.7, stretchRatio: 0.85 },
       halfRateP99MaxMs: 25,
+      comparedWith: { scenario: QUOTE_METRICS_OFF, minRatio: 0.95, label: 'metrics on ÷ off' },
     },
     {
       // A quote and its session in one INSERT statement.
@@ -217,11 +235,26 @@ const core = defineGroup<Merchant, MerchantWithQuote>({
   ],
 })
 
+/** The core group's API serves metrics (the default); this one runs with METRICS_PORT=0, for the cost of metrics. */
+const metricsOff = defineGroup<Merchant>({
+  name: 'metrics_off',
+  env: { METRICS_PORT: '0' },
+  seed: seedMerchant,
+  scenarios: [
+    {
+      name: QUOTE_METRICS_OFF,
+      method: 'POST',
+      path: () => '/quotes/carbon',
+      body: (m) => sampleQuoteBody(m.organisationId),
+      headers: bearer,
+      expectStatus: 201,
+    },
+  ],
+})
+
 /**
  * Every group, in the order they run. A scenario that needs other data or another API configuration
- * (reconciliation pages over a large table, a CSV export, allocations with a webhook endpoint, metrics
- * on/off) goes in a group of its own, e.g.:
- *
- *   defineGroup({ name: 'metrics_on', env: { METRICS: 'on' }, seed: seedMerchant, scenarios: [...] })
+ * (reconciliation pages over a large table, allocations with a webhook endpoint) goes in a group of its own,
+ * as metrics_off does.
  */
-export const groups: BenchGroup[] = [core]
+export const groups: BenchGroup[] = [core, metricsOff]

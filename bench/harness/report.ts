@@ -1,5 +1,5 @@
 // What a bench run produced, and how it is printed (markdown tables) and saved (bench/last-run.json).
-import type { Target } from '../scenarios.js'
+import type { Comparison, Target } from '../scenarios.js'
 import type { BenchConfig } from './config.js'
 import type { DatabaseWindow, ServerSettings } from './database.js'
 import type { LoadResult } from './load.js'
@@ -27,6 +27,7 @@ export interface ScenarioReport {
   name: string
   group: string
   target?: Target
+  comparedWith?: Comparison
   byConnections: Record<number, ScenarioAtCount>
   worstRatio?: number
   halfRate?: {
