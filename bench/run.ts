@@ -13,7 +13,7 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import { loadBenchConfig, selected, type BenchConfig } from './harness/config.js'
 import { DatabaseSide, databaseUrl, withClient, type DatabaseMeter } from './harness/database.js'
 import { drive, type ResolvedRequest } from './harness/load.js'
-import { freePort, startService, stopService, type Service } from './harness/processes.js'
+import { cpuSecondsOf, freePort, startService, stopService, type Service } from './harness/processes.js'
 import {
   databaseDetails,
   databaseTable,
@@ -81,8 +81,13 @@ async function measure(
   const rate = options.overallRate ? { overallRate: options.overallRate } : {}
   service.rss.markWindow()
   const warmup = await drive(service.url, request, { connections, seconds: config.warmupSeconds, ...rate })
+  const cpuBefore = cpuSecondsOf(service.child.pid)
   const load = await drive(service.url, request, { connections, seconds: config.durationSeconds, ...rate })
+  const cpuAfter = cpuSecondsOf(service.child.pid)
   const measurement: Measurement = { connections, load, warmupRequests: warmup.sent, peakRssMb: service.rss.windowPeakMb() }
+  if (cpuBefore !== undefined && cpuAfter !== undefined && load.sent > 0) {
+    measurement.cpuMicrosPerRequest = ((cpuAfter - cpuBefore) * 1e6) / load.sent
+  }
   if (meter) {
     if (pending) {
       pending.onClose = (window) => {

@@ -14,6 +14,21 @@ export const freePort = () =>
     })
   })
 
+/**
+ * CPU seconds (user + system, all threads) a process has used, from /proc/<pid>/stat; /proc counts in
+ * USER_HZ ticks, 100 per second on Linux. Undefined where /proc is not available.
+ */
+export function cpuSecondsOf(pid: number | undefined): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name (which may hold spaces, so split after its closing parenthesis).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return undefined
+  }
+}
+
 /** Peak VmRSS of a process, sampled every 100 ms from start to stop; `windowPeak` restarts with `markWindow`. */
 export class RssSampler {
   private peakKb = 0

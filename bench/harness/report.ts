@@ -11,6 +11,8 @@ export interface Measurement {
   warmupRequests: number
   /** Peak RSS of the process under test during warm-up and measurement. */
   peakRssMb: number
+  /** CPU time of the process under test (the API or the baseline, not Postgres) per request of the measured run. */
+  cpuMicrosPerRequest?: number
   /** Database side of warm-up + measurement (absent with BENCH_DB_SIDE=0). */
   database?: DatabaseWindow
 }
@@ -68,6 +70,7 @@ const ms = (value: number | null | undefined) =>
 const latency = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(1))
 const pct = (share: number | null | undefined) => (share === null || share === undefined ? '–' : `${round(share * 100)}%`)
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0)
+const cpu = (micros: number) => (Number.isFinite(micros) ? String(round(micros)) : '–')
 const perCount = (counts: number[], value: (n: number) => string) => counts.map(value).join(' / ')
 
 const ratioVerdict = (worst: number | undefined, target: Target | undefined): string => {
@@ -83,8 +86,8 @@ export function throughputTable(report: BenchReport): string {
   const counts = report.config.connections
   const at = counts.join(' / ')
   const lines = [
-    `| scenario | req/s @ ${at} | p50 ms | p99 ms | × baseline | worst × | target | peak RSS MB | unexpected |`,
-    '|---|---|---|---|---|---:|---|---:|---:|',
+    `| scenario | req/s @ ${at} | p50 ms | p99 ms | process CPU µs/req | × baseline | worst × | target | peak RSS MB | unexpected |`,
+    '|---|---|---|---|---|---|---:|---|---:|---:|',
   ]
   const base = report.baseline.byConnections
   const baseRuns = (n: number) => base[n] ?? []
@@ -97,7 +100,8 @@ export function throughputTable(report: BenchReport): string {
     `| ${report.baseline.name} (mean of ${perCount(counts, (n) => String(baseRuns(n).length))} runs) | ` +
       `${perCount(counts, (n) => String(round(mean(baseRuns(n).map((m) => m.load.requestsPerSecond)))))} | ` +
       `${perCount(counts, (n) => latency(round(mean(baseRuns(n).map((m) => m.load.p50)), 1)))} | ` +
-      `${perCount(counts, (n) => latency(round(mean(baseRuns(n).map((m) => m.load.p99)), 1)))} | 1 | | runs spread ${perCount(counts, spread)} | ` +
+      `${perCount(counts, (n) => latency(round(mean(baseRuns(n).map((m) => m.load.p99)), 1)))} | ` +
+      `${perCount(counts, (n) => cpu(mean(baseRuns(n).map((m) => m.cpuMicrosPerRequest ?? NaN))))} | 1 | | runs spread ${perCount(counts, spread)} | ` +
       `${Math.max(0, ...counts.flatMap((n) => baseRuns(n).map((m) => m.peakRssMb)))} | ` +
       `${counts.reduce((sum, n) => sum + baseRuns(n).reduce((s, m) => s + m.load.unexpected, 0), 0)} |`,
   )
@@ -106,7 +110,8 @@ export function throughputTable(report: BenchReport): string {
     const cell = (value: (x: ScenarioAtCount) => string) => perCount(counts, (n) => (at(n) ? value(at(n) as ScenarioAtCount) : '–'))
     lines.push(
       `| ${s.name} | ${cell((x) => String(x.measurement.load.requestsPerSecond))} | ${cell((x) => latency(x.measurement.load.p50))} | ` +
-        `${cell((x) => latency(x.measurement.load.p99))} | ${cell((x) => x.ratio.toFixed(2))} | ` +
+        `${cell((x) => latency(x.measurement.load.p99))} | ${cell((x) => cpu(x.measurement.cpuMicrosPerRequest ?? NaN))} | ` +
+        `${cell((x) => x.ratio.toFixed(2))} | ` +
         `${s.worstRatio === undefined ? '–' : s.worstRatio.toFixed(2)} | ${ratioVerdict(s.worstRatio, s.target)} | ` +
         `${Math.max(0, ...Object.values(s.byConnections).map((x) => x.measurement.peakRssMb))} | ` +
         `${Object.values(s.byConnections).reduce((sum, x) => sum + x.measurement.load.unexpected, 0)} |`,
