@@ -127,25 +127,26 @@ export function resolveLocale(requested: string | undefined): string {
 }
 
 // Building an Intl object costs tens of microseconds and a quote formats three equivalents: worth a memo.
+// Keys are "locale digits [unit display]": none of the parts holds a space (resolved locale tags, CLDR unit names).
 const numberFormats = memo(256, (key) => {
-  const [locale, digits, unit, display] = JSON.parse(key) as [string, number, string | null, 'long' | 'short' | null]
+  const [locale, digits, unit, display] = key.split(' ')
   return new Intl.NumberFormat(locale, {
     minimumFractionDigits: 0,
-    maximumFractionDigits: digits,
-    ...(unit === null ? {} : { style: 'unit', unit, unitDisplay: display ?? 'short' }),
+    maximumFractionDigits: Number(digits),
+    ...(unit === undefined ? {} : { style: 'unit', unit, unitDisplay: display === 'long' ? 'long' : 'short' }),
   })
 })
 const pluralRules = memo(64, (key) => {
-  const [locale, digits] = JSON.parse(key) as [string, number]
-  return new Intl.PluralRules(locale, { minimumFractionDigits: 0, maximumFractionDigits: digits })
+  const [locale, digits] = key.split(' ')
+  return new Intl.PluralRules(locale, { minimumFractionDigits: 0, maximumFractionDigits: Number(digits) })
 })
 
 function numberFormat(locale: string, digits: number, unit?: { unit: string; display: 'long' | 'short' }): Intl.NumberFormat {
-  return numberFormats(JSON.stringify([locale, digits, unit?.unit ?? null, unit?.display ?? null]))
+  return numberFormats(unit === undefined ? `${locale} ${digits}` : `${locale} ${digits} ${unit.unit} ${unit.display}`)
 }
 
 function pluralOf(locale: string, digits: number, value: number): Plural {
-  return pluralRules(JSON.stringify([locale, digits])).select(value)
+  return pluralRules(`${locale} ${digits}`).select(value)
 }
 
 /** Display scale of an equivalent: 2 dp below 1, 1 dp below 10, whole numbers from 10 up. */
