@@ -130,3 +130,9 @@ export async function countOrganisations(db: Kysely<Database>): Promise<number> 
     .executeTakeFirstOrThrow()
   return Number(row.n)
 }
+
+/** The top of an organisation's tree (itself when it has no parent); undefined for an unknown organisation. */
+export async function findOrganisationRootId(db: Kysely<Database>, id: string): Promise<string | undefined> {
+  const { rows } = await sql<{ root: string | null }>`SELECT organisation_root(${id}::uuid) AS root`.execute(db)
+  return rows[0]?.root ?? undefined
+}
