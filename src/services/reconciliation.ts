@@ -2,6 +2,7 @@
 // time, or exported page by page. A record is an allocation or a reversal; records are ordered by (fundsDateTime, id).
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
+import { findOrganisationById, findRootOrganisationIds } from '../db/repositories/organisations.js'
 import {
   findImpactRecordById,
   findImpactRecordPosition,
@@ -154,6 +155,25 @@ export async function exportImpactRecords(
       if (!last || rows.length < pageSize) return
       after = { time: last.time, id: last.id }
     }
+  }
+  return records()
+}
+
+/**
+ * The operator's export (CLI): every record of the window for one organisation's tree (it and its descendants), or,
+ * without one, for every tree in turn (each tree in time order). An unknown organisation is NOT_FOUND.
+ */
+export async function exportImpactRecordsAsOperator(
+  deps: ReconciliationDeps,
+  query: { dateTimeFrom: string; dateTimeTo: string; organisationId?: string | undefined },
+): Promise<AsyncIterable<ImpactRecord>> {
+  windowOf(query)
+  if (query.organisationId !== undefined && !(await findOrganisationById(deps.db, query.organisationId))) throw notFound('organisation')
+  const roots = query.organisationId !== undefined ? [query.organisationId] : await findRootOrganisationIds(deps.db)
+  const operatorOf = (organisationId: string): Principal => ({ keyId: 'operator', organisationId, mode: 'live' })
+  const window = { dateTimeFrom: query.dateTimeFrom, dateTimeTo: query.dateTimeTo }
+  async function* records(): AsyncGenerator<ImpactRecord> {
+    for (const root of roots) yield* await exportImpactRecords(deps, operatorOf(root), window)
   }
   return records()
 }

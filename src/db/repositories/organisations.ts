@@ -136,3 +136,15 @@ export async function findOrganisationRootId(db: Kysely<Database>, id: string): 
   const { rows } = await sql<{ root: string | null }>`SELECT organisation_root(${id}::uuid) AS root`.execute(db)
   return rows[0]?.root ?? undefined
 }
+
+/** The organisations at the top of a tree (no parent), oldest first. */
+export async function findRootOrganisationIds(db: Kysely<Database>): Promise<string[]> {
+  const rows = await db
+    .selectFrom('organisations')
+    .select('id')
+    .where('parent_id', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+  return rows.map((r) => r.id)
+}
