@@ -117,43 +117,58 @@ const ALLOCATION_COLUMNS = sql`
   (SELECT jsonb_build_object('reference', o.organisation_reference, 'name', o.trading_name, 'mcc', o.mcc, 'address', o.address)
      FROM organisations o WHERE o.id = a.organisation_id) AS organisation`
 
-/** The conditions of one table's scan, on alias `t` (allocations or reversals) and `a` (the allocation). */
-function conditions(t: 'a' | 'r', page: ImpactRecordPage): RawBuilder<unknown>[] {
+/**
+ * The conditions on the merged stream `u`. They are written once, on the union's columns, never inside a branch (a
+ * WHERE in a branch keeps Postgres from merging the branches' ordered index reads): so the tree (and organisation,
+ * consumer) is a constant of the whole stream, each table's index is read in (created_at, id) order, and the two are
+ * merged. The impact partner is checked on each row read (a reversal's entries are its allocation's).
+ */
+function streamConditions(page: ImpactRecordPage): RawBuilder<unknown>[] {
   const { filter } = page
-  const col = (name: string) => sql.ref(`${t}.${name}`)
   const where: RawBuilder<unknown>[] = [
-    sql`${col('root_organisation_id')} = ${filter.rootOrganisationId}::uuid`,
-    sql`${col('created_at')} >= ${filter.from}::timestamptz`,
-    sql`${col('created_at')} < ${filter.to}::timestamptz`,
+    sql`u.root_organisation_id = ${filter.rootOrganisationId}::uuid`,
+    sql`u.funds_date_time >= ${filter.from}::timestamptz`,
+    sql`u.funds_date_time < ${filter.to}::timestamptz`,
   ]
   const orgs = filter.organisationIds
-  if (orgs !== undefined && orgs.length === 1) where.push(sql`${col('organisation_id')} = ${orgs[0]}::uuid`)
-  else if (orgs !== undefined) where.push(sql`${col('organisation_id')} = ANY(${[...orgs]}::uuid[])`)
-  if (filter.consumerReference !== undefined) where.push(sql`${col('consumer_reference')} = ${filter.consumerReference}`)
+  if (orgs !== undefined && orgs.length === 1) where.push(sql`u.organisation_id = ${orgs[0]}::uuid`)
+  else if (orgs !== undefined) where.push(sql`u.organisation_id = ANY(${[...orgs]}::uuid[])`)
+  if (filter.consumerReference !== undefined) where.push(sql`u.consumer_reference = ${filter.consumerReference}`)
   if (filter.impactPartnerId !== undefined) {
-    where.push(sql`a.entries @> ${JSON.stringify([{ impactPartnerId: filter.impactPartnerId }])}::jsonb`)
+    where.push(sql`u.entries @> ${JSON.stringify([{ impactPartnerId: filter.impactPartnerId }])}::jsonb`)
   }
-  if (page.after) where.push(sql`(${col('created_at')}, ${col('id')}) > (${page.after.time}::timestamptz, ${page.after.id}::uuid)`)
-  if (page.before) where.push(sql`(${col('created_at')}, ${col('id')}) < (${page.before.time}::timestamptz, ${page.before.id}::uuid)`)
+  if (page.after) where.push(sql`(u.funds_date_time, u.record_id) > (${page.after.time}::timestamptz, ${page.after.id}::uuid)`)
+  if (page.before) where.push(sql`(u.funds_date_time, u.record_id) < (${page.before.time}::timestamptz, ${page.before.id}::uuid)`)
   return where
 }
 
-/** The query of one page: two ordered index scans (allocations, reversals) merged, then LIMIT. */
+/**
+ * The query of one page. Inside: two ordered index range reads (allocations, reversals) merged (Merge Append) and cut
+ * at LIMIT, so a page reads about its own size whatever the tables hold. Outside: each of those few rows joined to its
+ * allocation by primary key (a nested loop keeps their order, so nothing is sorted).
+ */
 function pageQuery(page: ImpactRecordPage): RawBuilder<RecordRow> {
   const order = page.direction === 'forward' ? sql`ASC` : sql`DESC`
   return sql<RecordRow>`
-    SELECT records.*, records.funds_date_time::text AS position_time FROM (
-      SELECT a.created_at AS funds_date_time, a.id AS record_id, NULL::uuid AS reversal_id,
-             NULL::timestamptz AS reversal_created_at, ${ALLOCATION_COLUMNS}
-      FROM allocations a
-      WHERE ${sql.join(conditions('a', page), sql` AND `)}
-      UNION ALL
-      SELECT r.created_at, r.id, r.id, r.created_at, ${ALLOCATION_COLUMNS}
-      FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id
-      WHERE ${sql.join(conditions('r', page), sql` AND `)}
-    ) AS records
-    ORDER BY funds_date_time ${order}, record_id ${order}
-    LIMIT ${page.limit}`
+    SELECT p.record_id, p.funds_date_time::text AS position_time, p.reversal_id, p.reversal_created_at, ${ALLOCATION_COLUMNS}
+    FROM (
+      SELECT u.funds_date_time, u.record_id, u.allocation_id, u.reversal_id, u.reversal_created_at
+      FROM (
+        SELECT a.root_organisation_id, a.organisation_id, a.consumer_reference, a.entries, a.created_at AS funds_date_time,
+               a.id AS record_id, a.id AS allocation_id, NULL::uuid AS reversal_id, NULL::timestamptz AS reversal_created_at
+        FROM allocations a
+        UNION ALL
+        SELECT r.root_organisation_id, r.organisation_id, r.consumer_reference,
+               (SELECT ra.entries FROM allocations ra WHERE ra.id = r.allocation_id), r.created_at, r.id, r.allocation_id, r.id,
+               r.created_at
+        FROM allocation_reversals r
+      ) AS u
+      WHERE ${sql.join(streamConditions(page), sql` AND `)}
+      ORDER BY u.funds_date_time ${order}, u.record_id ${order}
+      LIMIT ${page.limit}
+    ) AS p
+    JOIN allocations a ON a.id = p.allocation_id
+    ORDER BY p.funds_date_time ${order}, p.record_id ${order}`
 }
 
 /**
