@@ -1,6 +1,11 @@
 // Wire schemas of impact reconciliation records (docs/reconciliation.md): ekko's query parameters and record shape.
-import { Type, type Static } from '@sinclair/typebox'
-import { nullable, UuidSchema } from './common.js'
+import { Type, type Static, type TObject } from '@sinclair/typebox'
+import { UuidSchema } from './common.js'
+
+// Nullable fields as a type list rather than `nullable()`'s anyOf: a page serialises a hundred records, and the
+// serialiser resolves an anyOf by validating each value, a type list by a typeof check.
+const nullableString = () => Type.Unsafe<string | null>({ type: ['string', 'null'] })
+const nullableObject = <T extends TObject>(schema: T) => Type.Unsafe<Static<T> | null>({ ...schema, type: ['object', 'null'] })
 
 const DateTimeSchema = (description: string) =>
   Type.String({ format: 'date-time', description: `${description} (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z)` })
@@ -59,13 +64,13 @@ const LineAmountsSchema = Type.Object({
 })
 
 const AddressSchema = Type.Object({
-  line1: nullable(Type.String()),
-  line2: nullable(Type.String()),
-  line3: nullable(Type.String()),
-  city: nullable(Type.String()),
-  state: nullable(Type.String()),
-  postalCode: nullable(Type.String()),
-  countryCode: nullable(Type.String()),
+  line1: nullableString(),
+  line2: nullableString(),
+  line3: nullableString(),
+  city: nullableString(),
+  state: nullableString(),
+  postalCode: nullableString(),
+  countryCode: nullableString(),
 })
 
 export const ImpactRecordSchema = Type.Object(
@@ -74,15 +79,15 @@ export const ImpactRecordSchema = Type.Object(
     reversalId: Type.Optional({ ...UuidSchema, description: "A reversal's record only: its id as a record" }),
     quoteId: UuidSchema,
     fundsDateTime: Type.String({ format: 'date-time', description: 'When the allocation (or the reversal) was recorded, UTC' }),
-    consumerReference: nullable(Type.String()),
+    consumerReference: nullableString(),
     fundsOrganisationId: UuidSchema,
-    fundsOrganisationReference: nullable(Type.String()),
+    fundsOrganisationReference: nullableString(),
     collectionOrganisationId: { ...UuidSchema, description: 'The organisation whose API key made the allocation' },
     fundsCurrencyCode: Type.String(),
     reversal: Type.Boolean(),
     taxLiability: Type.Union([Type.Literal('platform'), Type.Literal('organisation')]),
     amounts: AmountsSchema,
-    merchant: Type.Object({ name: Type.String(), mcc: nullable(Type.String()), address: nullable(AddressSchema) }),
+    merchant: Type.Object({ name: Type.String(), mcc: nullableString(), address: nullableObject(AddressSchema) }),
     credits: Type.Array(
       Type.Object({ impactPartnerId: UuidSchema, projectId: UuidSchema, quantityTonnes: Type.Number(), amounts: LineAmountsSchema }),
     ),
