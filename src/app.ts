@@ -19,6 +19,7 @@ import { rateLimitSetup } from './http/rate-limit.js'
 import { loggerOptions } from './logger.js'
 import { noMetrics, UNMATCHED_ROUTE, type PrometheusMetrics } from './metrics.js'
 import allocationRoutes from './routes/allocations.js'
+import reconciliationRoutes from './routes/reconciliation.js'
 import apiKeyRoutes from './routes/api-keys.js'
 import healthRoutes from './routes/health.js'
 import organisationRoutes from './routes/organisations.js'
@@ -194,6 +195,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     disclosure: sdkDisclosure(config.OPERATOR_LEGAL_NAME, config.DISCLOSURE_PAYOUT_DAYS),
   })
   await app.register(allocationRoutes, { deps: { access, quotes, allocations, reference, clock, metrics }, limits })
+  await app.register(reconciliationRoutes, { deps: { db, access } })
   await app.register(publicFileRoutes, { files: new PublicFiles(options.publicFiles) })
 
   return app

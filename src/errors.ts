@@ -20,6 +20,8 @@ export type AppErrorCode =
   | 'API_KEY_ALREADY_ROTATED'
   | 'INVALID_ALLOWED_ORIGIN'
   | 'TOO_MANY_ALLOWED_ORIGINS'
+  | 'INVALID_DATE_RANGE'
+  | 'INVALID_CURSOR'
 
 export interface ErrorDetail {
   /** JSON pointer into the request, e.g. "/transaction/amount", or a header name such as "idempotency-key". */

@@ -55,6 +55,14 @@ export const ERROR_CODES = {
   MCC_REQUIRED: { status: 400, when: 'a quote has no merchant and its organisation has no MCC' },
   NO_CREDITS_IN_QUOTE: { status: 400, when: 'credits were allocated against a quote without a credits section (a nature quote)' },
   IMPACT_PARTNER_NOT_FOUND: { status: 400, when: "an id in contribution.impactPartnerIds is not one of the quote's contribution partners" },
+  INVALID_DATE_RANGE: {
+    status: 400,
+    when: 'a reconciliation window has dateTimeFrom at or after dateTimeTo, or is longer than 366 days',
+  },
+  INVALID_CURSOR: {
+    status: 400,
+    when: "a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent",
+  },
   UNAUTHORIZED: {
     status: 401,
     when: 'the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason)',

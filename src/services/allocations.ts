@@ -160,6 +160,9 @@ export async function allocateFunds(
     issueTaxReceipt: input.issueTaxReceipt === true,
     split,
     createdAt: deps.clock(),
+    collectionOrganisationId: principal.organisationId,
+    consumerReference: quote.request.consumer.reference,
+    merchant: quote.request.merchant ?? null,
   }
   let receipt: NewTaxReceipt | null = null
   if (input.issueTaxReceipt && input.consumerEmail && allocation.contributionAmount !== null) {
