@@ -20,6 +20,9 @@ export type AppErrorCode =
   | 'API_KEY_ALREADY_ROTATED'
   | 'INVALID_ALLOWED_ORIGIN'
   | 'TOO_MANY_ALLOWED_ORIGINS'
+  | 'WEBHOOK_URL_REFUSED'
+  | 'WEBHOOK_ENDPOINT_DISABLED'
+  | 'BAD_REQUEST'
 
 export interface ErrorDetail {
   /** JSON pointer into the request, e.g. "/transaction/amount", or a header name such as "idempotency-key". */

@@ -55,6 +55,10 @@ export const ERROR_CODES = {
   MCC_REQUIRED: { status: 400, when: 'a quote has no merchant and its organisation has no MCC' },
   NO_CREDITS_IN_QUOTE: { status: 400, when: 'credits were allocated against a quote without a credits section (a nature quote)' },
   IMPACT_PARTNER_NOT_FOUND: { status: 400, when: "an id in contribution.impactPartnerIds is not one of the quote's contribution partners" },
+  WEBHOOK_URL_REFUSED: {
+    status: 400,
+    when: 'a webhook url is not http(s) (http only with WEBHOOK_ALLOW_HTTP), has user info, or its host is or resolves to a refused address (loopback, private, link-local, CGNAT, metadata, unspecified, IPv4-mapped, unique-local)',
+  },
   UNAUTHORIZED: {
     status: 401,
     when: 'the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason)',
@@ -71,6 +75,10 @@ export const ERROR_CODES = {
   API_KEY_ALREADY_ROTATED: {
     status: 409,
     when: 'the API key to rotate was already rotated; rotate its replacement, or revoke it to end its grace period now',
+  },
+  WEBHOOK_ENDPOINT_DISABLED: {
+    status: 409,
+    when: 'a test, retry or recovery was asked of a disabled webhook endpoint; enable it first',
   },
   SESSION_EXPIRED: { status: 410, when: 'the session is past expiresAt; create a new session' },
   REQUEST_TIMEOUT: { status: 408, when: 'the whole request did not arrive within REQUEST_TIMEOUT_MS' },
