@@ -236,7 +236,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     origins: sessionOrigins,
     disclosure: sdkDisclosure(config.OPERATOR_LEGAL_NAME, config.DISCLOSURE_PAYOUT_DAYS),
   })
-  await app.register(allocationRoutes, { deps: { access, quotes, allocations, reference, clock, metrics }, limits })
+  await app.register(allocationRoutes, { deps: { access, quotes, allocations, reference, clock, metrics, webhooks }, limits })
   await app.register(webhookEndpointRoutes, {
     deps: { db, access, clock, urls: { policy: addressPolicy, allowHttp: config.WEBHOOK_ALLOW_HTTP }, wake: wakeWebhooks },
   })

@@ -1,6 +1,6 @@
 // Webhook endpoints, their secrets, and the delivery outbox (events, deliveries, attempts). Events of allocations
 // and reversals are written by the allocation statements themselves (subscriberDeliveries below).
-import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { sql, type Kysely, type OperationNodeSource, type RawBuilder } from 'kysely'
 import type { Selectable } from 'kysely'
 import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '../database.js'
 
@@ -215,6 +215,24 @@ export function eventCtes(written: string, events: readonly { sourceId: string; 
       WHERE ep.status = 'enabled' AND ep.enabled_events && ARRAY['*', e.type]
       RETURNING id
     )`
+}
+
+/**
+ * Runs `insert` (an INSERT … RETURNING id of the events' source rows) with the events and their deliveries in the
+ * same statement; returns the ids `insert` wrote. Each event names the id of its source row.
+ */
+export async function insertWithEvents(
+  db: Kysely<Database>,
+  insert: OperationNodeSource,
+  events: readonly { sourceId: string; event: WebhookEventDraft }[],
+  alsoWith?: RawBuilder<unknown>,
+): Promise<string[]> {
+  const extra = alsoWith ? sql`${alsoWith},` : sql``
+  const { rows } = await sql<{ id: string }>`
+    WITH RECURSIVE written AS (${insert}), ${extra}
+    ${eventCtes('written', events)}
+    SELECT id FROM written`.execute(db)
+  return rows.map((r) => r.id)
 }
 
 /** A test event for one endpoint, delivered to it alone. */
