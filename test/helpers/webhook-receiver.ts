@@ -4,6 +4,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
 export interface ReceivedWebhook {
+  /** The request's path, e.g. /hooks/a. */
+  path: string
   headers: IncomingHttpHeaders
   body: string
   receivedAt: number
@@ -51,7 +53,7 @@ export async function startReceiver(
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
-      const request = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() }
+      const request = { path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() }
       const index = receiver.received.push(request) - 1
       const { status, headers = {}, body = '' } = receiver.answer(request, index)
       res.writeHead(status, headers).end(body)
