@@ -5,7 +5,7 @@ import { isIP } from 'node:net'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import type { Database } from '../../db/database.js'
-import { findActiveSubtreeIds } from '../../db/repositories/organisations.js'
+import { findActiveSubtreeIds, findOrganisationById } from '../../db/repositories/organisations.js'
 import {
   activeSecrets,
   attemptsOf,
@@ -109,8 +109,16 @@ export async function createEndpoint(
   input: EndpointInput,
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   await deps.access.assertCanActOn(principal, input.organisationId)
-  const url = await checkWebhookUrl(input.url, deps.urls)
-  const now = deps.clock()
+  return insertNewEndpoint(deps.db, input, deps.urls, deps.clock())
+}
+
+async function insertNewEndpoint(
+  db: Kysely<Database>,
+  input: EndpointInput,
+  rules: WebhookUrlRules,
+  now: Date,
+): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  const url = await checkWebhookUrl(input.url, rules)
   const endpoint: WebhookEndpoint = {
     id: newId(),
     organisationId: input.organisationId,
@@ -125,7 +133,7 @@ export async function createEndpoint(
     updatedAt: now,
   }
   const secret = generateSecret()
-  await deps.db.transaction().execute((trx) => insertEndpoint(trx, endpoint, { id: newId(), secret }))
+  await db.transaction().execute((trx) => insertEndpoint(trx, endpoint, { id: newId(), secret }))
   return { endpoint, secret }
 }
 
@@ -272,4 +280,29 @@ export async function recoverEndpoint(
   const recovered = await recoverDeliveries(deps.db, id, since, deps.clock())
   if (recovered > 0) deps.wake()
   return { recovered }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Operator commands (CLI): any organisation, no API key.
+
+export async function createEndpointAsOperator(
+  db: Kysely<Database>,
+  input: EndpointInput,
+  rules: WebhookUrlRules,
+  now: Date,
+): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  if (!(await findOrganisationById(db, input.organisationId))) throw notFound('organisation')
+  return insertNewEndpoint(db, input, rules, now)
+}
+
+export async function listEndpointsAsOperator(db: Kysely<Database>, organisationId: string): Promise<WebhookEndpoint[]> {
+  if (!(await findOrganisationById(db, organisationId))) throw notFound('organisation')
+  return listEndpoints(db, [organisationId])
+}
+
+export async function deleteEndpointAsOperator(db: Kysely<Database>, id: string): Promise<WebhookEndpoint> {
+  const endpoint = await findEndpoint(db, id)
+  if (!endpoint) throw notFound('webhook endpoint')
+  await deleteEndpoint(db, id)
+  return endpoint
 }
