@@ -331,6 +331,16 @@ export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseU
   }))
 }
 
+/** Gives claimed deliveries back (not attempted after all): due again at once, the claim not counted. */
+export async function releaseDeliveries(db: Kysely<Database>, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return
+  await db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({ locked_until: null, attempts: eb('attempts', '-', 1) }))
+    .where('id', 'in', ids)
+    .execute()
+}
+
 export async function insertAttempt(db: Kysely<Database>, deliveryId: string, attempt: WebhookAttempt): Promise<void> {
   await db
     .insertInto('webhook_attempts')
@@ -344,6 +354,37 @@ export async function insertAttempt(db: Kysely<Database>, deliveryId: string, at
       response_body: attempt.responseBody,
     })
     .execute()
+}
+
+/**
+ * Records successful attempts of several deliveries in one statement (the common case, kept cheap under load):
+ * each attempt row, its delivery succeeded, and its endpoint's failing streak ended.
+ */
+export async function recordSuccesses(
+  db: Kysely<Database>,
+  items: readonly { deliveryId: string; endpointId: string; attempt: WebhookAttempt }[],
+): Promise<void> {
+  if (items.length === 0) return
+  const rows = items.map(
+    ({ deliveryId, endpointId, attempt: a }) =>
+      sql`(${a.id}::uuid, ${deliveryId}::uuid, ${endpointId}::uuid, ${a.attemptedAt}::timestamptz, ${a.durationMs}::integer, ${a.statusCode}::integer, ${a.responseBody}::text)`,
+  )
+  await sql`
+    WITH results (attempt_id, delivery_id, endpoint_id, attempted_at, duration_ms, status_code, response_body) AS (
+      VALUES ${sql.join(rows)}
+    ),
+    settled AS (
+      UPDATE webhook_deliveries d SET status = 'succeeded', locked_until = NULL, last_attempt_at = r.attempted_at, manual = false
+      FROM results r WHERE d.id = r.delivery_id
+      RETURNING d.id
+    ),
+    recorded AS (
+      INSERT INTO webhook_attempts (id, delivery_id, attempted_at, duration_ms, status_code, response_body)
+      SELECT r.attempt_id, r.delivery_id, r.attempted_at, r.duration_ms, r.status_code, r.response_body
+      FROM results r JOIN settled s ON s.id = r.delivery_id
+    )
+    UPDATE webhook_endpoints SET failing_since = NULL
+    WHERE id IN (SELECT endpoint_id FROM results) AND failing_since IS NOT NULL`.execute(db)
 }
 
 /** After an attempt: succeeded, failed for good, or pending again at `retryAt`. The lease is released. */
