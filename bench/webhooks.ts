@@ -5,7 +5,7 @@
 //    "with" runs, arrival time minus the event's timestamp (the allocation's createdAt, taken just before its
 //    statement runs, so this slightly overstates the delay), p50 / p95 / max.
 // Settings: BENCH_DATABASE_URL (or DATABASE_URL), BENCH_CONNECTIONS (10,20,50), BENCH_WARMUP (s), BENCH_DURATION (s),
-// BENCH_ROUNDS (with/without pairs per connection count, 2).
+// BENCH_ROUNDS (with/without pairs per connection count, 2), BENCH_NODE_ARGS (node flags for the API).
 import { randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -54,7 +54,8 @@ async function main(): Promise<void> {
     service = await startService({
       name: 'api',
       cwd: root,
-      args: ['dist/src/server.js'],
+      // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the API.
+      args: [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/src/server.js'],
       env: {
         PATH: process.env.PATH,
         DATABASE_URL: url,

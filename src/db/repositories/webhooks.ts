@@ -270,8 +270,8 @@ export interface ClaimedDelivery {
   manual: boolean
   url: string
   format: 'standard' | 'ekko'
+  /** The body this endpoint's format sends (ekko's when there is one, else the standard body). */
   body: string
-  ekkoBody: string | null
   /** The secrets that sign it, newest first. */
   secrets: string[]
 }
@@ -291,7 +291,6 @@ export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseU
     type: string
     organisation_id: string
     body: string
-    ekko_body: string | null
     url: string
     format: 'standard' | 'ekko'
     secrets: string[]
@@ -307,7 +306,8 @@ export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseU
       )
       RETURNING id, event_id, endpoint_id, attempts, manual
     )
-    SELECT c.id, c.event_id, c.endpoint_id, c.attempts, c.manual, e.type, e.organisation_id, e.body, e.ekko_body, ep.url, ep.format,
+    SELECT c.id, c.event_id, c.endpoint_id, c.attempts, c.manual, e.type, e.organisation_id, ep.url, ep.format,
+      CASE WHEN ep.format = 'ekko' AND e.ekko_body IS NOT NULL THEN e.ekko_body ELSE e.body END AS body,
       ARRAY(
         SELECT s.secret FROM webhook_endpoint_secrets s
         WHERE s.endpoint_id = ep.id AND (s.expires_at IS NULL OR s.expires_at > ${now})
@@ -326,7 +326,6 @@ export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseU
     url: r.url,
     format: r.format,
     body: r.body,
-    ekkoBody: r.ekko_body,
     secrets: r.secrets,
   }))
 }

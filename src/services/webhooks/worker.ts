@@ -40,12 +40,12 @@ export interface WebhookWorkerOptions {
 }
 
 /** Claims are at least this far apart unless the last one filled every free slot: commits arrive in bursts. */
-const MIN_CLAIM_INTERVAL_MS = 50
+const MIN_CLAIM_INTERVAL_MS = 100
 /** Successes are recorded together, at most this long after they happen (or once this many wait). */
-const SUCCESS_FLUSH_MS = 20
+const SUCCESS_FLUSH_MS = 50
 const SUCCESS_FLUSH_SIZE = 100
 /** Claimed deliveries wait locally for at most this many rounds of `concurrency`. */
-const QUEUE_ROUNDS = 4
+const QUEUE_ROUNDS = 8
 
 interface Success {
   deliveryId: string
@@ -173,7 +173,7 @@ export class WebhookWorker {
   /** One attempt: the HTTP call (no transaction open), then its record and what follows, in one transaction. */
   async deliver(delivery: ClaimedDelivery): Promise<void> {
     const { clock, metrics } = this.options
-    const body = delivery.format === 'ekko' && delivery.ekkoBody !== null ? delivery.ekkoBody : delivery.body
+    const { body } = delivery
     const attemptedAt = clock()
     const started = performance.now()
     let response: WebhookResponse | undefined
