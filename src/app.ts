@@ -20,6 +20,7 @@ import { rateLimitSetup } from './http/rate-limit.js'
 import { loggerOptions } from './logger.js'
 import { noMetrics, UNMATCHED_ROUTE, type PrometheusMetrics } from './metrics.js'
 import allocationRoutes from './routes/allocations.js'
+import reconciliationRoutes from './routes/reconciliation.js'
 import apiKeyRoutes from './routes/api-keys.js'
 import healthRoutes from './routes/health.js'
 import organisationRoutes from './routes/organisations.js'
@@ -240,6 +241,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(webhookEndpointRoutes, {
     deps: { db, access, clock, urls: { policy: addressPolicy, allowHttp: config.WEBHOOK_ALLOW_HTTP }, wake: wakeWebhooks },
   })
+  await app.register(reconciliationRoutes, { deps: { db, access } })
   await app.register(publicFileRoutes, { files: new PublicFiles(options.publicFiles) })
 
   return app

@@ -23,6 +23,8 @@ export type AppErrorCode =
   | 'WEBHOOK_URL_REFUSED'
   | 'WEBHOOK_ENDPOINT_DISABLED'
   | 'BAD_REQUEST'
+  | 'INVALID_DATE_RANGE'
+  | 'INVALID_CURSOR'
 
 export interface ErrorDetail {
   /** JSON pointer into the request, e.g. "/transaction/amount", or a header name such as "idempotency-key". */

@@ -1,5 +1,6 @@
 // Operator CLI: `npm run cli -- <command>`. Prints JSON on stdout; usage errors exit 2, failures exit 1.
 import { readFileSync } from 'node:fs'
+import { once } from 'node:events'
 import { parseArgs } from 'node:util'
 import type { Kysely } from 'kysely'
 import { ConfigError, loadConfig, loadDotEnvFile, type Config } from '../config.js'
@@ -33,6 +34,9 @@ import { presentWebhookEndpoint } from '../http/presenters/webhook-endpoints.js'
 import { EVENT_TYPES, WEBHOOK_FORMATS, type WebhookFormat } from '../domain/webhooks.js'
 import { AddressPolicy } from '../services/webhooks/address-policy.js'
 import { createEndpointAsOperator, deleteEndpointAsOperator, listEndpointsAsOperator } from '../services/webhooks/endpoints.js'
+import { csvChunks } from '../http/presenters/reconciliation-csv.js'
+import { AccessResolver } from '../services/access.js'
+import { exportImpactRecordsAsOperator } from '../services/reconciliation.js'
 
 export const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -58,10 +62,26 @@ export const USAGE = `Usage: npm run cli -- <command> [options]
   webhooks delete <endpoint id>
   fx import <file.csv>                      ECB reference rates: eurofxref.csv or eurofxref-hist.csv (upsert by date and
                                             currency); new quotes use the latest date
+  report allocations --from <iso> --to <iso> [--organisation <uuid>]
+                                            the impact records of [from, to) as CSV on stdout (as the API's export):
+                                            one organisation's tree, or every tree; at most 366 days
 
 Runs against DATABASE_URL when set, otherwise the embedded database in DATA_DIR (default ./.data).`
 
 class UsageError extends Error {}
+
+/** A command's output that is text to stream to stdout as it is produced (not JSON). */
+class TextOutput {
+  constructor(readonly chunks: AsyncIterable<string>) {}
+}
+
+function isoDateTime(options: Options, name: string): string {
+  const value = required(options, name)
+  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/i.test(value) || Number.isNaN(Date.parse(value))) {
+    throw new UsageError(`--${name} must be an ISO 8601 date-time with a time zone, e.g. 2026-01-01T00:00:00Z`)
+  }
+  return value
+}
 
 /** What operators see of an organisation: what the API shows, plus the exact service fee as a decimal string. */
 const describeOrganisation = (org: Organisation) => ({ ...presentOrganisation(org), serviceFeeRate: org.serviceFeeRate })
@@ -275,6 +295,26 @@ export const COMMANDS: Record<string, Command> = {
       return { deleted: presentWebhookEndpoint(await deleteEndpointAsOperator(db, id.toLowerCase())) }
     },
   },
+  'report allocations': {
+    options: { from: str, to: str, organisation: str },
+    validate(options) {
+      isoDateTime(options, 'from')
+      isoDateTime(options, 'to')
+      if (optional(options, 'organisation') !== undefined) uuid(options, 'organisation')
+    },
+    async run(db, options) {
+      const access = new AccessResolver(db, 10_000)
+      const records = await exportImpactRecordsAsOperator(
+        { db, access },
+        {
+          dateTimeFrom: isoDateTime(options, 'from'),
+          dateTimeTo: isoDateTime(options, 'to'),
+          organisationId: optional(options, 'organisation') === undefined ? undefined : uuid(options, 'organisation'),
+        },
+      )
+      return new TextOutput(csvChunks(records))
+    },
+  },
   'fx import': {
     options: {},
     async run(db, _options, positionals, now) {
@@ -325,6 +365,12 @@ export async function main(argv: string[]): Promise<number> {
   try {
     await prepareSchema(database.db, database.backend === 'pglite')
     const result = await command.run(database.db, parsed.values, parsed.positionals, new Date(), config)
+    if (result instanceof TextOutput) {
+      for await (const chunk of result.chunks) {
+        if (!process.stdout.write(chunk)) await once(process.stdout, 'drain')
+      }
+      return 0
+    }
     console.log(JSON.stringify(result, null, 2))
     return 0
   } finally {

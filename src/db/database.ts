@@ -185,7 +185,18 @@ export interface AllocationsTable {
   issue_tax_receipt: boolean
   entries: ColumnType<StoredAllocationEntry[], string, never>
   created_at: Date
+  /** The top of the organisation's tree (set by the INSERT itself: organisation_root()). */
+  root_organisation_id: string
+  /** The organisation of the API key that made the allocation. */
+  collection_organisation_id: string
+  /** The quote's consumer.reference. */
+  consumer_reference: string | null
+  /** The quote's merchant, when it named one. */
+  merchant: ColumnType<StoredMerchant | null, string | null, never>
 }
+
+/** allocations.merchant: the quote request's merchant. */
+export type StoredMerchant = NonNullable<QuoteRequestRecord['merchant']>
 
 /** One element of allocations.entries: exact decimal strings in the allocation currency. */
 export interface StoredAllocationEntry {
@@ -222,6 +233,9 @@ export interface AllocationReversalsTable {
   allocation_id: string
   organisation_id: string
   created_at: Date
+  /** Copied from its allocation when written. */
+  root_organisation_id: string
+  consumer_reference: string | null
 }
 
 export interface TaxReceiptsTable {

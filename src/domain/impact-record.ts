@@ -3,7 +3,7 @@
 // reference and merchant, the organisation), so the write path can build the very record the read path returns.
 // Amounts are exact decimal strings at the currency's precision; the presenter turns them into JSON numbers.
 import type { AllocationEntryAmounts, AllocationSplit } from './types.js'
-import { Decimal, formatDecimal, minorUnitsOf } from './money.js'
+import { Decimal, formatMinorUnits, minorUnitsOf, parseDecimal, toMinorUnits } from './money.js'
 
 /** Amounts of a record or of one of its lines: decimal strings at the currency's minor units. */
 export interface ImpactAmounts {
@@ -119,14 +119,33 @@ const addressOf = (a: AddressSource | null | undefined): ImpactAddress | null =>
       }
     : null
 
+const PLAIN_AMOUNT = /^(-?)(\d+)(?:\.(\d+))?$/
+
+/**
+ * An amount in minor units. Stored amounts are plain decimals with the currency's digits ("12.60"), read without
+ * Decimal (a page holds hundreds of them); anything else goes through the exact Decimal path.
+ */
+function minorOf(amount: string, digits: number): bigint {
+  const m = PLAIN_AMOUNT.exec(amount)
+  const fraction = m?.[3] ?? ''
+  if (m && fraction.length <= digits) {
+    const minor = BigInt(`${m[2]}${fraction.padEnd(digits, '0')}`)
+    return m[1] === '-' ? -minor : minor
+  }
+  return toMinorUnits(parseDecimal(amount), digits)
+}
+
 function lineAmounts(e: AllocationEntryAmounts, digits: number): ImpactLineAmounts {
-  const total = new Decimal(e.impactAmount).plus(e.impactSalesTaxAmount).plus(e.serviceFeeAmount).plus(e.serviceFeeSalesTaxAmount)
+  const impact = minorOf(e.impactAmount, digits)
+  const impactTax = minorOf(e.impactSalesTaxAmount, digits)
+  const serviceFee = minorOf(e.serviceFeeAmount, digits)
+  const serviceFeeTax = minorOf(e.serviceFeeSalesTaxAmount, digits)
   return {
-    total: formatDecimal(total, digits),
-    impact: formatDecimal(new Decimal(e.impactAmount), digits),
-    impactTax: formatDecimal(new Decimal(e.impactSalesTaxAmount), digits),
-    serviceFee: formatDecimal(new Decimal(e.serviceFeeAmount), digits),
-    serviceFeeTax: formatDecimal(new Decimal(e.serviceFeeSalesTaxAmount), digits),
+    total: formatMinorUnits(impact + impactTax + serviceFee + serviceFeeTax, digits),
+    impact: formatMinorUnits(impact, digits),
+    impactTax: formatMinorUnits(impactTax, digits),
+    serviceFee: formatMinorUnits(serviceFee, digits),
+    serviceFeeTax: formatMinorUnits(serviceFeeTax, digits),
     impactTaxRate: e.impactSalesTaxRate,
     serviceFeeTaxRate: e.serviceFeeSalesTaxRate,
   }
@@ -136,8 +155,8 @@ const AMOUNT_KEYS = ['total', 'impact', 'impactTax', 'serviceFee', 'serviceFeeTa
 
 /** Σ of the lines' amounts, exactly, at `digits` decimals. */
 export function sumLineAmounts(lines: readonly { amounts: ImpactAmounts }[], digits: number): ImpactAmounts {
-  const sums = AMOUNT_KEYS.map((key) => lines.reduce((acc, line) => acc.plus(line.amounts[key]), new Decimal(0)))
-  const [total, impact, impactTax, serviceFee, serviceFeeTax] = sums.map((s) => formatDecimal(s, digits)) as [
+  const sums = AMOUNT_KEYS.map((key) => lines.reduce((acc, line) => acc + minorOf(line.amounts[key], digits), 0n))
+  const [total, impact, impactTax, serviceFee, serviceFeeTax] = sums.map((sum) => formatMinorUnits(sum, digits)) as [
     string,
     string,
     string,
@@ -188,7 +207,8 @@ export function buildImpactRecord(source: ImpactRecordSource): ImpactRecord {
 /** Negates a formatted amount without reformatting it; zero stays unsigned ("0.00", never "-0.00"). */
 function negate(amount: string): string {
   if (amount.startsWith('-')) return amount.slice(1)
-  return new Decimal(amount).isZero() ? amount : `-${amount}`
+  const zero = PLAIN_AMOUNT.test(amount) ? /^0*\.?0*$/.test(amount) : new Decimal(amount).isZero()
+  return zero ? amount : `-${amount}`
 }
 
 const negateAmounts = <T extends ImpactAmounts>(a: T): T => ({

@@ -59,6 +59,14 @@ export const ERROR_CODES = {
     status: 400,
     when: 'a webhook url is not http(s) (http only with WEBHOOK_ALLOW_HTTP), has user info, or its host is or resolves to a refused address (loopback, private, link-local, CGNAT, metadata, unspecified, IPv4-mapped, unique-local)',
   },
+  INVALID_DATE_RANGE: {
+    status: 400,
+    when: 'a reconciliation window has dateTimeFrom at or after dateTimeTo, or is longer than 366 days',
+  },
+  INVALID_CURSOR: {
+    status: 400,
+    when: "a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent",
+  },
   UNAUTHORIZED: {
     status: 401,
     when: 'the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason)',

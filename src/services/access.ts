@@ -4,7 +4,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { findKeyForAuthentication } from '../db/repositories/api-keys.js'
-import { findActiveSubtreeIds } from '../db/repositories/organisations.js'
+import { findActiveSubtreeIds, findOrganisationRootId } from '../db/repositories/organisations.js'
 import { AppError } from '../errors.js'
 import { createCache, type Cache } from './cache.js'
 
@@ -24,6 +24,8 @@ export class AccessResolver {
   // A key that is unknown or revoked is cached too (as false), so a flood of bad keys costs one lookup each per TTL.
   private readonly keys: Cache<KeyEntry | false>
   private readonly subtrees: Cache<ReadonlySet<string>>
+  // An organisation's parent never changes, so neither does the top of its tree.
+  private readonly roots = createCache<string>({ max: 10_000 })
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -72,6 +74,29 @@ export class AccessResolver {
         { path, message: "is outside the api key's organisation tree" },
       ])
     }
+  }
+
+  /**
+   * What a key may read, for lists across its tree: the top of the tree it sits in, and its organisation with its
+   * active descendants (cached like canSee's; a child created moments ago shows up within the TTL).
+   */
+  async treeOf(principal: Principal): Promise<{ rootId: string; organisationIds: ReadonlySet<string> }> {
+    let organisationIds = this.subtrees.get(principal.organisationId)
+    if (organisationIds === undefined) {
+      organisationIds = new Set(await findActiveSubtreeIds(this.db, principal.organisationId))
+      this.subtrees.set(principal.organisationId, organisationIds)
+    }
+    return { rootId: await this.rootOf(principal.organisationId), organisationIds }
+  }
+
+  /** The top of an organisation's tree (cached: it never changes). */
+  async rootOf(organisationId: string): Promise<string> {
+    let rootId = this.roots.get(organisationId)
+    if (rootId === undefined) {
+      rootId = (await findOrganisationRootId(this.db, organisationId)) ?? organisationId
+      this.roots.set(organisationId, rootId)
+    }
+    return rootId
   }
 
   forgetSubtrees(): void {

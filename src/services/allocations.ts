@@ -16,7 +16,6 @@ import { getQuote } from './quotes.js'
 import type { ReferenceDataCache } from './reference-data.js'
 import { newId } from '../ids.js'
 import { buildImpactRecord, reversalImpactRecord, type ImpactRecord } from '../domain/impact-record.js'
-import type { Quote } from '../db/repositories/quotes.js'
 import type { OrganisationSettings } from './reference-data.js'
 import { impactEvent, type WebhookWake } from './webhooks/events.js'
 
@@ -166,6 +165,9 @@ export async function allocateFunds(
     issueTaxReceipt: input.issueTaxReceipt === true,
     split,
     createdAt: deps.clock(),
+    collectionOrganisationId: principal.organisationId,
+    consumerReference: quote.request.consumer.reference,
+    merchant: quote.request.merchant ?? null,
   }
   let receipt: NewTaxReceipt | null = null
   if (input.issueTaxReceipt && input.consumerEmail && allocation.contributionAmount !== null) {
@@ -187,12 +189,7 @@ export async function allocateFunds(
       },
     }
   }
-  const record = impactRecordOf(
-    allocation,
-    principal.organisationId,
-    quote,
-    await deps.reference.organisationSettings(quote.organisationId),
-  )
+  const record = impactRecordOf(allocation, await deps.reference.organisationSettings(quote.organisationId))
   const event = impactEvent({ id: newId(), type: 'allocation.created', record, footprint: quote.locked.footprint })
   // Losing a race to a duplicate means replaying its result; if that writer rolled back, try again.
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -229,18 +226,13 @@ export function getAllocation(deps: Pick<AllocationDeps, 'access' | 'allocations
   return allocationOfTree(deps, principal, id)
 }
 
-/** The reconciliation record of an allocation, from what is at hand when it is written. */
-function impactRecordOf(
-  allocation: Allocation,
-  collectionOrganisationId: string,
-  quote: Quote,
-  organisation: OrganisationSettings,
-): ImpactRecord {
+/** The reconciliation record of an allocation (what GET …/:id/impact shows), from what is at hand when it is written. */
+function impactRecordOf(allocation: Allocation, organisation: OrganisationSettings): ImpactRecord {
   return buildImpactRecord({
     allocation,
-    collectionOrganisationId,
-    consumerReference: quote.request.consumer.reference,
-    merchant: quote.request.merchant ?? null,
+    collectionOrganisationId: allocation.collectionOrganisationId,
+    consumerReference: allocation.consumerReference,
+    merchant: allocation.merchant,
     fundsOrganisation: {
       reference: organisation.organisationReference,
       name: organisation.tradingName,
@@ -260,8 +252,7 @@ export async function reverseFundsAllocation(
   const reversal = { id: newId(), allocationId: allocation.id, organisationId: allocation.organisationId, createdAt: deps.clock() }
   const quote = await getQuote(deps, principal, allocation.quoteId)
   const organisation = await deps.reference.organisationSettings(allocation.organisationId)
-  // The allocation's own record (collected by its organisation's tree, as far as this row knows), reversed.
-  const record = reversalImpactRecord(impactRecordOf(allocation, allocation.organisationId, quote, organisation), reversal)
+  const record = reversalImpactRecord(impactRecordOf(allocation, organisation), reversal)
   const event = impactEvent({ id: newId(), type: 'allocation.reversed', record, footprint: quote.locked.footprint })
   if (!(await deps.allocations.insertReversal(reversal, event)))
     throw new AppError('ALREADY_REVERSED', 'funds allocation is already reversed')

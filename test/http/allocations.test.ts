@@ -564,9 +564,11 @@ describe('the database guards the money invariant itself', () => {
     const insert = (impactAmount: string) =>
       sql`
       INSERT INTO allocations (id, organisation_id, quote_id, idempotency_key, request_hash, currency_code, credits_amount,
-        contribution_amount, tax_liability, issue_tax_receipt, entries, created_at)
+        contribution_amount, tax_liability, issue_tax_receipt, entries, created_at, root_organisation_id, collection_organisation_id)
       VALUES (${randomUUID()}, ${merchant.organisationId}, ${gbpQuote}, ${randomUUID()}, ${Buffer.alloc(32)}, 'GBP', 1.00,
-        NULL, 'platform', false, ${JSON.stringify([entry(impactAmount)])}::jsonb, now())`.execute(t.db)
+        NULL, 'platform', false, ${JSON.stringify([entry(impactAmount)])}::jsonb, now(), ${merchant.organisationId}, ${merchant.organisationId})`.execute(
+        t.db,
+      )
     await expect(insert('0.99')).rejects.toMatchObject({ message: expect.stringMatching(/allocations_entries_balance/) })
     await expect(insert('1.00')).resolves.toBeDefined()
   })

@@ -104,7 +104,10 @@ describe('health and docs', () => {
     expect(Object.keys(spec.paths).sort()).toEqual([
       '/demo/images/{file}',
       '/funds/allocations',
+      '/funds/allocations/impact',
+      '/funds/allocations/impact/export',
       '/funds/allocations/{id}',
+      '/funds/allocations/{id}/impact',
       '/funds/allocations/{id}/reverse',
       '/healthz',
       '/js/{version}/{file}',
@@ -134,6 +137,19 @@ describe('health and docs', () => {
     expect(JSON.stringify(quoteBody)).toContain('Blossom & Bloom')
     expect(spec.paths['/v3/post-purchase/sessions/{id}'].get.security).toEqual([{ clientSecret: [] }, { bearerAuth: [] }])
     expect(spec.paths['/funds/allocations'].post.parameters.map((p: { name: string }) => p.name)).toContain('idempotency-key')
+    expect(spec.paths['/funds/allocations/impact'].get.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining([
+        'dateTimeFrom',
+        'dateTimeTo',
+        'consumerReference',
+        'impactPartnerId',
+        'fundsOrganisationId',
+        'limit',
+        'startingAfter',
+        'endingBefore',
+      ]),
+    )
+    expect(Object.keys(spec.paths['/funds/allocations/impact/export'].get.responses['200'].content)).toEqual(['text/csv'])
     const docs = await t.app.inject({ url: '/docs/' })
     expect(docs.statusCode).toBe(200)
     expect(docs.headers['content-type']).toContain('text/html')

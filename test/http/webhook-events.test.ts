@@ -80,6 +80,10 @@ describe('allocation events', () => {
       fundsCurrencyCode: 'GBP',
       amounts: { total: 0.28, impact: 0.19, impactTax: 0.04, serviceFee: 0.04, serviceFeeTax: 0.01 },
     })
+    // data is the record the reconciliation read shows, exactly.
+    const read = await client(t.app, merchant.apiKey).get(`/v3/funds/allocations/${allocation.fundsAllocationId}/impact`)
+    expect(read.statusCode).toBe(200)
+    expect(payload.data).toEqual(read.json())
     // Any flipped byte is refused.
     expect(() =>
       new Webhook(endpoints.platform!.secret).verify(standard.body.replace('0.28', '0.29'), standard.headers as Record<string, string>),

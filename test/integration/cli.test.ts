@@ -9,6 +9,7 @@ import { client } from '../helpers/app.js'
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/db.js'
 import { DAILY } from '../helpers/fx-files.js'
 import { runCli } from '../helpers/process.js'
+import { floristQuote } from '../helpers/factories.js'
 import { findQuoteById } from '../../src/db/repositories/quotes.js'
 
 // The CLI runs against DATABASE_URL on the Postgres run, and against an embedded data directory otherwise.
@@ -379,6 +380,56 @@ describe('operator CLI', { timeout: 120_000 }, () => {
     expect(unknown.code).toBe(1)
     expect(unknown.stderr).toMatch(/organisation not found/)
   }, 180_000)
+
+  it('report allocations writes the impact records of a window as CSV; bad windows exit non-zero', async () => {
+    const created = await runCli(['org', 'create', '--name', 'Report Shop', '--country', 'GBR', '--currency', 'GBP', '--mcc', '5992'], env)
+    expect(created.code).toBe(0)
+    const { organisationId, apiKey } = created.json()
+    expect((await runCli(['catalogue', 'import', '--demo'], env)).code).toBe(0)
+    const handle = await openSameDatabase()
+    const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), database: handle })
+    let allocationId: string
+    try {
+      const api = client(app, apiKey)
+      const quote = await api.post(
+        '/quotes/carbon',
+        floristQuote(organisationId, { consumer: { reference: '@risky', countryCode: 'GBR' } }),
+      )
+      expect(quote.statusCode).toBe(201)
+      const allocation = await api.post(
+        '/funds/allocations',
+        { organisationId, quoteId: quote.json().quoteId, credits: { amount: 1.5 } },
+        { 'idempotency-key': 'report-1' },
+      )
+      expect(allocation.statusCode).toBe(201)
+      allocationId = allocation.json().fundsAllocationId
+      expect((await api.post(`/funds/allocations/${allocationId}/reverse`)).statusCode).toBe(201)
+    } finally {
+      await app.close()
+    }
+    const from = new Date(Date.now() - 3_600_000).toISOString()
+    const to = new Date(Date.now() + 3_600_000).toISOString()
+    const report = await runCli(['report', 'allocations', '--from', from, '--to', to, '--organisation', organisationId], env)
+    expect(report.stderr).toBe('')
+    expect(report.code).toBe(0)
+    const lines = report.stdout.split('\r\n').filter(Boolean)
+    expect(lines[0]).toMatch(/^recordId,fundsAllocationId,reversalId,reversal,fundsDateTime,/)
+    // The allocation's lines, then the reversal's (negated), each with the neutralised consumer reference.
+    expect(lines.length).toBeGreaterThanOrEqual(3)
+    expect(lines.slice(1).every((line) => line.includes(allocationId) && line.includes("'@risky"))).toBe(true)
+    expect(lines.some((line) => /,true,.*,-\d+\.\d\d,/.test(line))).toBe(true)
+    // Without --organisation: every tree, this one included.
+    const all = await runCli(['report', 'allocations', '--from', from, '--to', to], env)
+    expect(all.code).toBe(0)
+    expect(all.stdout).toContain(allocationId)
+
+    const backwards = await runCli(['report', 'allocations', '--from', to, '--to', from], env)
+    expect(backwards.code).toBe(1)
+    expect(backwards.stderr).toMatch(/before dateTimeTo/)
+    const bad = await runCli(['report', 'allocations', '--from', 'yesterday', '--to', to], env)
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toMatch(/--from must be an ISO 8601 date-time/)
+  })
 
   it('prints usage with --help', async () => {
     const result = await runCli(['--help'], env)

@@ -3,7 +3,7 @@
 // the amounts paid. An allocation, its entries and its tax-receipt outbox row are written by one statement.
 import { sql, type Kysely } from 'kysely'
 import type { AllocationSplit } from '../../domain/types.js'
-import type { AllocationRow, Database, NewAllocationRow, StoredAllocationEntry, TaxReceiptPayload } from '../database.js'
+import type { AllocationRow, Database, NewAllocationRow, StoredAllocationEntry, StoredMerchant, TaxReceiptPayload } from '../database.js'
 import { insertWithEvents, type WebhookEventDraft } from './webhooks.js'
 
 export interface Allocation {
@@ -21,6 +21,12 @@ export interface Allocation {
   issueTaxReceipt: boolean
   split: AllocationSplit
   createdAt: Date
+  /** The organisation of the API key that made it (the party collecting the funds). */
+  collectionOrganisationId: string
+  /** The quote's consumer.reference. */
+  consumerReference: string | null
+  /** The quote's merchant, when it named one. */
+  merchant: StoredMerchant | null
 }
 
 export interface NewTaxReceipt {
@@ -76,7 +82,13 @@ const splitOf = (currencyCode: string, entries: readonly StoredAllocationEntry[]
   contributions: entries.filter((e) => e.kind === 'contribution').map((e) => ({ impactPartnerId: e.impactPartnerId, ...amountsOf(e) })),
 })
 
-const allocationToRow = (a: Allocation): NewAllocationRow => ({
+/** The row, with the top of the organisation's tree found by the INSERT itself (no extra round trip). */
+const allocationToRow = (a: Allocation) => ({
+  ...allocationColumns(a),
+  root_organisation_id: sql<string>`organisation_root(${a.organisationId}::uuid)`,
+})
+
+const allocationColumns = (a: Allocation): Omit<NewAllocationRow, 'root_organisation_id'> => ({
   id: a.id,
   organisation_id: a.organisationId,
   quote_id: a.quoteId,
@@ -89,6 +101,9 @@ const allocationToRow = (a: Allocation): NewAllocationRow => ({
   issue_tax_receipt: a.issueTaxReceipt,
   entries: JSON.stringify(entriesOf(a.split)),
   created_at: a.createdAt,
+  collection_organisation_id: a.collectionOrganisationId,
+  consumer_reference: a.consumerReference,
+  merchant: a.merchant === null ? null : JSON.stringify(a.merchant),
 })
 
 const allocationFromRow = (row: AllocationRow): Allocation => ({
@@ -104,6 +119,9 @@ const allocationFromRow = (row: AllocationRow): Allocation => ({
   issueTaxReceipt: row.issue_tax_receipt,
   split: splitOf(row.currency_code, row.entries),
   createdAt: row.created_at,
+  collectionOrganisationId: row.collection_organisation_id,
+  consumerReference: row.consumer_reference,
+  merchant: row.merchant,
 })
 
 /** Looks up several (organisation, key) pairs in one statement; one result per pair, in order. */
@@ -189,16 +207,28 @@ export async function findAllocationById(db: Kysely<Database>, id: string): Prom
   return row && allocationFromRow(row)
 }
 
-/** Records the reversal and its webhook event unless the allocation already has one; true when this call recorded it. */
+/**
+ * Records the reversal and its webhook event unless the allocation already has one; true when this call recorded
+ * it. One statement: what the reversal's record is filtered by (tree, consumer reference) is copied from its
+ * allocation by the INSERT, and the event is written from its RETURNING.
+ */
 export async function insertReversal(db: Kysely<Database>, reversal: Reversal, event: WebhookEventDraft): Promise<boolean> {
   const insert = db
     .insertInto('allocation_reversals')
-    .values({
-      id: reversal.id,
-      allocation_id: reversal.allocationId,
-      organisation_id: reversal.organisationId,
-      created_at: reversal.createdAt,
-    })
+    .columns(['id', 'allocation_id', 'organisation_id', 'created_at', 'root_organisation_id', 'consumer_reference'])
+    .expression((eb) =>
+      eb
+        .selectFrom('allocations as a')
+        .select([
+          eb.cast<string>(eb.val(reversal.id), 'uuid').as('id'),
+          'a.id as allocation_id',
+          'a.organisation_id',
+          eb.cast<Date>(eb.val(reversal.createdAt), 'timestamptz').as('created_at'),
+          'a.root_organisation_id',
+          'a.consumer_reference',
+        ])
+        .where('a.id', '=', reversal.allocationId),
+    )
     .onConflict((oc) => oc.column('allocation_id').doNothing())
     .returning('id')
   const written = await insertWithEvents(db, insert, [{ sourceId: reversal.id, event }])

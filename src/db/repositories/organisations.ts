@@ -130,3 +130,21 @@ export async function countOrganisations(db: Kysely<Database>): Promise<number> 
     .executeTakeFirstOrThrow()
   return Number(row.n)
 }
+
+/** The top of an organisation's tree (itself when it has no parent); undefined for an unknown organisation. */
+export async function findOrganisationRootId(db: Kysely<Database>, id: string): Promise<string | undefined> {
+  const { rows } = await sql<{ root: string | null }>`SELECT organisation_root(${id}::uuid) AS root`.execute(db)
+  return rows[0]?.root ?? undefined
+}
+
+/** The organisations at the top of a tree (no parent), oldest first. */
+export async function findRootOrganisationIds(db: Kysely<Database>): Promise<string[]> {
+  const rows = await db
+    .selectFrom('organisations')
+    .select('id')
+    .where('parent_id', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+  return rows.map((r) => r.id)
+}

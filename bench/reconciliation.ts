@@ -1,0 +1,344 @@
+// npm run bench:recon: reconciliation pages and the CSV export over a large table (docs/reconciliation.md).
+// Seeds RECON_ALLOCATIONS allocations (default 900,000) and one reversal per 9 (100,000: 1,000,000 records, about
+// 2.5 lines each) across 50 organisations of one tree over 12 months, with SQL (generate_series), then starts the
+// API and measures, at 10 connections, the p99 of each page shape (limit 100: first page, last page, each filter),
+// checks with EXPLAIN that no page's plan sorts, and streams a CSV export of about 100,000 records measuring rows/s
+// and the API's memory growth. Settings: RECON_ALLOCATIONS, RECON_SECONDS (per shape, default 5),
+// RECON_CONNECTIONS (default 10), BENCH_DATABASE_URL / DATABASE_URL (the Postgres server to use), RECON_DATABASE (the
+// name of a database this bench seeded before, kept: it is reused as it is, with new keys, and not dropped).
+import { fileURLToPath } from 'node:url'
+import { sql } from 'kysely'
+import { openPostgres } from '../src/db/connect.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+import { explainImpactRecords, type ImpactRecordPage } from '../src/db/repositories/impact-records.js'
+import { createApiKey } from '../src/services/api-keys.js'
+import { createOrganisationWithKey } from '../src/services/organisations.js'
+import { databaseUrl, withClient } from './harness/database.js'
+import { drive } from './harness/load.js'
+import { freePort, startService, stopService, type Service } from './harness/processes.js'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const ALLOCATIONS = Number(process.env.RECON_ALLOCATIONS ?? 900_000)
+const SECONDS = Number(process.env.RECON_SECONDS ?? 5)
+const CONNECTIONS = Number(process.env.RECON_CONNECTIONS ?? 10)
+const ORGANISATIONS = 50
+const PARTNERS = [
+  '0b6f3e0a-5c1d-4b8e-9a57-2f4c1d9e6a11',
+  '1bac135c-c299-4e11-9883-d3be61f1e0de',
+  '3293bbcf-7f71-471c-bd6c-b4bb57602af1',
+  '4c02038e-4b93-4d02-9a21-6478370e3a7f',
+  '5d13149f-5ca4-4e13-8b32-7589481f4b80',
+]
+const RARE_PARTNER = PARTNERS[4] as string
+const START = '2025-01-01T00:00:00Z'
+// 12 months of records, evenly spread.
+const STEP_MS = Math.floor((365 * 86_400_000) / ALLOCATIONS)
+const P99_TARGET_MS = 100
+const ROWS_PER_SECOND_TARGET = 20_000
+const RSS_GROWTH_TARGET_MB = 50
+
+const log = (line: string) => console.log(`[recon] ${line}`)
+
+async function seed(url: string): Promise<{ rootKey: string; childKey: string; rootId: string; childId: string }> {
+  // Seeding statements run for minutes: no statement bounds here.
+  const handle = openPostgres({ url, poolMax: 1, queryTimeoutMs: 3_600_000, statementTimeoutMs: 0 })
+  try {
+    await migrateToLatest(handle.db)
+    const db = handle.db
+    const now = new Date(START)
+    const address = { line1: '1 High Street', city: 'London', postalCode: 'SW1A 1AA', countryCode: 'GBR' }
+    const base = { tradingName: 'Bench PSP', legalName: 'Bench PSP Ltd', address, currencyCode: 'GBP', mcc: '5992' }
+    const rootOrg = await createOrganisationWithKey(db, { ...base, parentId: null, organisationReference: 'PSP_001' }, 'live', now)
+    const rootId = rootOrg.organisation.id
+    const child = await createOrganisationWithKey(
+      db,
+      { ...base, parentId: rootId, tradingName: 'Bench merchant 0', organisationReference: 'MID0' },
+      'live',
+      now,
+    )
+    await sql`
+      INSERT INTO organisations (id, parent_id, trading_name, legal_name, organisation_reference, address, country_code, currency_code, mcc, created_at)
+      SELECT gen_random_uuid(), ${rootId}::uuid, 'Bench merchant ' || g, 'Bench merchant ' || g || ' Ltd', 'MID' || g,
+             ${JSON.stringify(address)}::jsonb, 'GBR', 'GBP', '5992', ${now}::timestamptz
+      FROM generate_series(1, ${ORGANISATIONS - 2}) g`.execute(db)
+    const { rows: orgs } = await sql<{ ids: string[] }>`
+      SELECT array_agg(id ORDER BY created_at, id) AS ids FROM organisations WHERE parent_id = ${rootId}::uuid`.execute(db)
+    const orgIds = [rootId, ...(orgs[0]?.ids ?? [])]
+    const quoteId = '00000000-0000-7000-8000-000000000001'
+    await sql`
+      INSERT INTO quotes (id, organisation_id, impact_type, currency_code, tax_liability, request, locked, created_at)
+      VALUES (${quoteId}::uuid, ${rootId}::uuid, 'carbon', 'GBP', 'platform', '{}', '{}', ${now}::timestamptz)`.execute(db)
+    const line = (kind: string, partner: string, project: string | null) =>
+      `jsonb_build_object('kind', '${kind}', 'projectId', ${project === null ? 'null' : `'${project}'`}, 'impactPartnerId', ${partner}, ` +
+      `'impactAmount', '1.00', 'impactSalesTaxAmount', '0.20', 'impactSalesTaxRate', '0.2', 'serviceFeeAmount', '0.20', ` +
+      `'serviceFeeSalesTaxAmount', '0.04', 'serviceFeeSalesTaxRate', '0.2', 'quantityTonnes', ${kind === 'credit' ? "'0.050000'" : 'null'})`
+    // Credits: two lines (partners g%4 and (g+1)%4); every other allocation also a contribution (partner g%4). The fifth
+    // partner is rare: one allocation in 1,000 has it.
+    const partnerOf = (expr: string) =>
+      `(CASE WHEN g % 1000 = 7 THEN '${RARE_PARTNER}' ELSE (ARRAY['${PARTNERS.slice(0, 4).join("','")}'])[(${expr}) % 4 + 1] END)`
+    const started = Date.now()
+    const batch = 100_000
+    for (let from = 1; from <= ALLOCATIONS; from += batch) {
+      const to = Math.min(ALLOCATIONS, from + batch - 1)
+      await sql
+        .raw(
+          `INSERT INTO allocations (id, organisation_id, quote_id, idempotency_key, request_hash, currency_code, credits_amount,
+             contribution_amount, tax_liability, issue_tax_receipt, entries, created_at, root_organisation_id,
+             collection_organisation_id, consumer_reference, merchant)
+           SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, org, '${quoteId}', 'k' || g,
+                  decode(md5(g::text) || md5(g::text), 'hex'), 'GBP', 2.88, CASE WHEN g % 2 = 0 THEN 1.44 END, 'platform', false,
+                  jsonb_build_array(${line('credit', partnerOf('g'), PARTNERS[0] as string)}, ${line('credit', partnerOf('g + 1'), PARTNERS[1] as string)})
+                    || CASE WHEN g % 2 = 0 THEN jsonb_build_array(${line('contribution', partnerOf('g'), null)}) ELSE '[]'::jsonb END,
+                  timestamptz '${START}' + g * interval '${STEP_MS} milliseconds', '${rootId}', org, 'consumer_' || (g % 50000), NULL
+           FROM (SELECT g, (ARRAY['${orgIds.join("','")}']::uuid[])[g % ${orgIds.length} + 1] AS org
+                 FROM generate_series(${from}, ${to}) g) s`,
+        )
+        .execute(db)
+      log(`seeded ${to.toLocaleString('en-GB')} allocations (${Math.round((Date.now() - started) / 1000)} s)`)
+    }
+    // One reversal per 9 allocations, a day after each.
+    await sql
+      .raw(
+        `INSERT INTO allocation_reversals (id, allocation_id, organisation_id, created_at, root_organisation_id, consumer_reference)
+         SELECT ('00000000-0000-7000-9000-' || lpad(to_hex(g), 12, '0'))::uuid, a.id, a.organisation_id, a.created_at + interval '1 day',
+                a.root_organisation_id, a.consumer_reference
+         FROM generate_series(9, ${ALLOCATIONS}, 9) g
+         JOIN allocations a ON a.id = ('00000000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid`,
+      )
+      .execute(db)
+    await sql`VACUUM ANALYZE allocations`.execute(db)
+    await sql`VACUUM ANALYZE allocation_reversals`.execute(db)
+    const { rows: counts } = await sql<{ records: string; lines: string }>`
+      SELECT (SELECT count(*) FROM allocations) + (SELECT count(*) FROM allocation_reversals) AS records,
+             (SELECT sum(jsonb_array_length(entries)) FROM allocations)
+             + (SELECT sum(jsonb_array_length(a.entries)) FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id) AS lines`.execute(
+      db,
+    )
+    log(
+      `seeded ${Number(counts[0]?.records).toLocaleString('en-GB')} records, ${Number(counts[0]?.lines).toLocaleString('en-GB')} lines in ${Math.round((Date.now() - started) / 1000)} s`,
+    )
+    return { rootKey: rootOrg.apiKey, childKey: child.apiKey, rootId, childId: child.organisation.id }
+  } finally {
+    await handle.close()
+  }
+}
+
+interface Shape {
+  name: string
+  key: 'root' | 'child'
+  query: string
+  page: Omit<ImpactRecordPage, 'limit'>
+}
+
+/** A database seeded by an earlier run: its tree, with new keys. */
+async function reuse(url: string): Promise<{ rootKey: string; childKey: string; rootId: string; childId: string }> {
+  const handle = openPostgres({ url, poolMax: 1 })
+  try {
+    const { rows } = await sql<{ root: string; child: string }>`
+      SELECT r.id AS root, (SELECT c.id FROM organisations c WHERE c.parent_id = r.id ORDER BY c.created_at, c.id LIMIT 1) AS child
+      FROM organisations r WHERE r.parent_id IS NULL LIMIT 1`.execute(handle.db)
+    const { root, child } = rows[0] as { root: string; child: string }
+    const now = new Date()
+    const rootKey = (await createApiKey(handle.db, root, 'live', now)).apiKey
+    const childKey = (await createApiKey(handle.db, child, 'live', now)).apiKey
+    return { rootKey, childKey, rootId: root, childId: child }
+  } finally {
+    await handle.close()
+  }
+}
+
+async function main(): Promise<void> {
+  const kept = process.env.RECON_DATABASE
+  const name = kept ?? `canopy_bench_recon_${Date.now().toString(36)}`
+  if (!kept) await withClient(adminUrl, (c) => c.query(`CREATE DATABASE ${name}`))
+  const url = databaseUrl(adminUrl, name)
+  let service: Service | undefined
+  try {
+    const { rootKey, childKey, rootId, childId } = kept ? await reuse(url) : await seed(url)
+    const handle = openPostgres({ url, poolMax: 2, queryTimeoutMs: 60_000, statementTimeoutMs: 0 })
+    const from = new Date(START)
+    const to = new Date(from.getTime() + 366 * 86_400_000)
+    const window = `dateTimeFrom=${from.toISOString()}&dateTimeTo=${to.toISOString()}`
+    // The last record of the window, and of one organisation: the cursors of "last page" shapes.
+    const lastOf = async (org?: string) =>
+      (
+        await sql<{ id: string; time: string }>`
+          SELECT id, created_at::text AS time FROM (
+            SELECT id, created_at FROM allocations WHERE root_organisation_id = ${rootId}::uuid ${org ? sql`AND organisation_id = ${org}::uuid` : sql``}
+            UNION ALL
+            SELECT id, created_at FROM allocation_reversals WHERE root_organisation_id = ${rootId}::uuid ${org ? sql`AND organisation_id = ${org}::uuid` : sql``}
+          ) r WHERE created_at < ${to}::timestamptz ORDER BY created_at DESC, id DESC LIMIT 1`.execute(handle.db)
+      ).rows[0] as { id: string; time: string }
+    const last = await lastOf()
+    const lastOfChild = await lastOf(childId)
+    const filter = { rootOrganisationId: rootId, from, to }
+    const shapes: Shape[] = [
+      { name: 'tree, first page', key: 'root', query: '', page: { filter, direction: 'forward' } },
+      { name: 'tree, last page', key: 'root', query: `&endingBefore=${last.id}`, page: { filter, before: last, direction: 'backward' } },
+      {
+        name: 'fundsOrganisationId, first page',
+        key: 'root',
+        query: `&fundsOrganisationId=${childId}`,
+        page: { filter: { ...filter, organisationIds: [childId] }, direction: 'forward' },
+      },
+      {
+        name: 'fundsOrganisationId, last page',
+        key: 'root',
+        query: `&fundsOrganisationId=${childId}&endingBefore=${lastOfChild.id}`,
+        page: { filter: { ...filter, organisationIds: [childId] }, before: lastOfChild, direction: 'backward' },
+      },
+      {
+        name: "a child's key (its subtree)",
+        key: 'child',
+        query: '',
+        page: { filter: { ...filter, organisationIds: [childId] }, direction: 'forward' },
+      },
+      {
+        name: 'consumerReference, first page',
+        key: 'root',
+        query: '&consumerReference=consumer_123',
+        page: { filter: { ...filter, consumerReference: 'consumer_123' }, direction: 'forward' },
+      },
+      {
+        name: 'consumerReference, last page',
+        key: 'root',
+        query: `&consumerReference=consumer_123&endingBefore=${last.id}`,
+        page: { filter: { ...filter, consumerReference: 'consumer_123' }, before: last, direction: 'backward' },
+      },
+      {
+        name: 'impactPartnerId (common), first page',
+        key: 'root',
+        query: `&impactPartnerId=${PARTNERS[0]}`,
+        page: { filter: { ...filter, impactPartnerId: PARTNERS[0] }, direction: 'forward' },
+      },
+      {
+        name: 'impactPartnerId (common), last page',
+        key: 'root',
+        query: `&impactPartnerId=${PARTNERS[0]}&endingBefore=${last.id}`,
+        page: { filter: { ...filter, impactPartnerId: PARTNERS[0] }, before: last, direction: 'backward' },
+      },
+      {
+        name: 'impactPartnerId (1 in 1,000), first page',
+        key: 'root',
+        query: `&impactPartnerId=${RARE_PARTNER}`,
+        page: { filter: { ...filter, impactPartnerId: RARE_PARTNER }, direction: 'forward' },
+      },
+    ]
+    const plans: { name: string; sorts: boolean; plan: string[] }[] = []
+    for (const shape of shapes) {
+      const plan = await explainImpactRecords(handle.db, { ...shape.page, limit: 101 })
+      plans.push({ name: shape.name, sorts: plan.some((line) => /^\s*(->\s+)?(Incremental\s+)?Sort\s+\(/.test(line)), plan })
+    }
+    await handle.close()
+
+    const port = await freePort()
+    service = await startService({
+      name: 'api (recon)',
+      cwd: root,
+      args: ['--import', 'tsx', 'src/server.ts'],
+      env: {
+        PATH: process.env.PATH,
+        DATABASE_URL: url,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_PER_MINUTE: '1000000000',
+        DATABASE_POOL_MAX: '10',
+      },
+      port,
+      readyPath: '/healthz',
+    })
+    const results: { name: string; p50: number; p99: number; rps: number; unexpected: number; sorts: boolean }[] = []
+    for (const [i, shape] of shapes.entries()) {
+      const request = {
+        method: 'GET' as const,
+        path: `/v3/funds/allocations/impact?${window}&limit=100${shape.query}`,
+        headers: { authorization: `Bearer ${shape.key === 'root' ? rootKey : childKey}` },
+        expectStatus: 200,
+      }
+      await drive(service.url, request, { connections: CONNECTIONS, seconds: 1 })
+      const load = await drive(service.url, request, { connections: CONNECTIONS, seconds: SECONDS })
+      results.push({
+        name: shape.name,
+        p50: load.p50,
+        p99: load.p99,
+        rps: load.requestsPerSecond,
+        unexpected: load.unexpected,
+        sorts: plans[i]?.sorts ?? true,
+      })
+      log(
+        `${shape.name.padEnd(42)} p50 ${load.p50} ms  p99 ${load.p99} ms  ${load.requestsPerSecond} req/s${load.unexpected ? `  ${load.unexpected} unexpected` : ''}`,
+      )
+    }
+
+    // Export: the first ~100,000 records of the year (allocations and reversals), streamed.
+    const exportTo = new Date(
+      from.getTime() + Math.min(366 * 86_400_000, Math.round((100_000 / ((ALLOCATIONS * 10) / 9)) * 365 * 86_400_000)),
+    )
+    service.rss.markWindow()
+    const rssBefore = service.rss.windowPeakMb()
+    service.rss.markWindow()
+    const started = Date.now()
+    const res = await fetch(
+      `${service.url}/v3/funds/allocations/impact/export?dateTimeFrom=${from.toISOString()}&dateTimeTo=${exportTo.toISOString()}`,
+      {
+        headers: { authorization: `Bearer ${rootKey}` },
+      },
+    )
+    if (res.status !== 200 || !res.body) throw new Error(`export: HTTP ${res.status}`)
+    let rows = -1
+    let firstByteMs = 0
+    const records = new Set<string>()
+    let pending = ''
+    const decoder = new TextDecoder()
+    for await (const chunk of res.body) {
+      if (firstByteMs === 0) firstByteMs = Date.now() - started
+      pending += decoder.decode(chunk, { stream: true })
+      const lines = pending.split('\r\n')
+      pending = lines.pop() ?? ''
+      for (const line of lines) {
+        rows++
+        if (rows > 0) records.add(line.slice(0, line.indexOf(',')))
+      }
+    }
+    const seconds = (Date.now() - started) / 1000
+    const growth = service.rss.windowPeakMb() - rssBefore
+    const rowsPerSecond = Math.round(rows / seconds)
+
+    console.log('\n## Reconciliation pages (limit 100, 10 concurrent, API over HTTP)\n')
+    console.log(
+      `${Number(ALLOCATIONS + Math.floor(ALLOCATIONS / 9)).toLocaleString('en-GB')} records (allocations and reversals), ${ORGANISATIONS} organisations, 12 months\n`,
+    )
+    console.log('| shape | p50 ms | p99 ms | req/s | plan sorts | ≤ 100 ms p99 |')
+    console.log('|---|---:|---:|---:|---|---|')
+    for (const r of results) {
+      console.log(
+        `| ${r.name} | ${r.p50} | ${r.p99} | ${r.rps} | ${r.sorts ? 'YES' : 'no'} | ${r.p99 <= P99_TARGET_MS && r.unexpected === 0 ? 'met' : 'MISSED'} |`,
+      )
+    }
+    console.log('\n## CSV export\n')
+    console.log('| records | rows | first byte | seconds | rows/s | API RSS growth |')
+    console.log('|---:|---:|---:|---:|---:|---:|')
+    console.log(
+      `| ${records.size.toLocaleString('en-GB')} | ${rows.toLocaleString('en-GB')} | ${firstByteMs} ms | ${seconds.toFixed(1)} | ${rowsPerSecond.toLocaleString('en-GB')} | ${growth} MB |`,
+    )
+    const failures = [
+      ...results.filter((r) => r.p99 > P99_TARGET_MS || r.unexpected > 0).map((r) => `${r.name}: p99 ${r.p99} ms`),
+      ...plans.filter((p) => p.sorts).map((p) => `${p.name}: plan has a Sort node\n${p.plan.join('\n')}`),
+      ...(rowsPerSecond < ROWS_PER_SECOND_TARGET ? [`export: ${rowsPerSecond} rows/s`] : []),
+      ...(growth > RSS_GROWTH_TARGET_MB ? [`export: RSS grew ${growth} MB`] : []),
+    ]
+    console.log(failures.length === 0 ? '\nall reconciliation targets met' : `\ntargets missed:\n${failures.join('\n')}`)
+    if (process.env.RECON_PLANS) for (const p of plans) console.log(`\n${p.name}\n${p.plan.join('\n')}`)
+    process.exitCode = failures.length === 0 ? 0 : 1
+  } finally {
+    if (service) await stopService(service)
+    if (!kept) await withClient(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch(() => {})
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exitCode = 1
+})

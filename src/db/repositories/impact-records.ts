@@ -1,0 +1,212 @@
+// Reconciliation records (docs/reconciliation.md): allocations and reversals as one stream ordered by
+// (funds date-time, record id). Each table is read through an index ending in (created_at, id), and the two ordered
+// scans are merged (Merge Append), so a page costs its own size whatever the tables hold: keyset, never OFFSET.
+import { sql, type Kysely, type RawBuilder } from 'kysely'
+import type { AddressJson, Database, StoredAllocationEntry, StoredMerchant } from '../database.js'
+import type { AllocationSplit } from '../../domain/types.js'
+import type { ImpactRecordSource } from '../../domain/impact-record.js'
+
+/** Which records: one tree (optionally some of its organisations), a window [from, to) and the optional filters. */
+export interface ImpactRecordFilter {
+  rootOrganisationId: string
+  /** undefined: the whole tree; else only these organisations (one: read through its own index). */
+  organisationIds?: readonly string[] | undefined
+  from: Date
+  to: Date
+  consumerReference?: string | undefined
+  impactPartnerId?: string | undefined
+}
+
+/** A position in the stream: a record's (funds date-time, id); the time as Postgres wrote it (microseconds kept). */
+export interface ImpactRecordPosition {
+  time: string
+  id: string
+}
+
+export interface ImpactRecordPage {
+  filter: ImpactRecordFilter
+  /** Records strictly after (forward) or strictly before (backward) this position. */
+  after?: ImpactRecordPosition | undefined
+  before?: ImpactRecordPosition | undefined
+  /** Backward pages are read newest first; the caller flips them. */
+  direction: 'forward' | 'backward'
+  limit: number
+}
+
+/** A stored record: its allocation's source and, for a reversal's record, the reversal. */
+export interface StoredImpactRecord {
+  id: string
+  /** Its funds date-time as Postgres wrote it, for the next page's position. */
+  time: string
+  source: ImpactRecordSource
+  reversal: { id: string; createdAt: Date } | undefined
+}
+
+interface RecordRow {
+  record_id: string
+  position_time: string
+  reversal_id: string | null
+  reversal_created_at: Date | null
+  allocation_id: string
+  quote_id: string
+  organisation_id: string
+  currency_code: string
+  tax_liability: 'platform' | 'organisation'
+  entries: StoredAllocationEntry[]
+  allocated_at: Date
+  collection_organisation_id: string
+  consumer_reference: string | null
+  merchant: StoredMerchant | null
+  organisation: { reference: string | null; name: string; mcc: string | null; address: AddressJson | null } | null
+}
+
+const splitOf = (currencyCode: string, entries: readonly StoredAllocationEntry[]): AllocationSplit => ({
+  currencyCode,
+  credits: entries
+    .filter((e) => e.kind === 'credit')
+    .map((e) => ({
+      projectId: e.projectId ?? '',
+      impactPartnerId: e.impactPartnerId,
+      impactAmount: e.impactAmount,
+      impactSalesTaxAmount: e.impactSalesTaxAmount,
+      impactSalesTaxRate: e.impactSalesTaxRate,
+      serviceFeeAmount: e.serviceFeeAmount,
+      serviceFeeSalesTaxAmount: e.serviceFeeSalesTaxAmount,
+      serviceFeeSalesTaxRate: e.serviceFeeSalesTaxRate,
+      quantityTonnes: e.quantityTonnes ?? '0',
+    })),
+  contributions: entries
+    .filter((e) => e.kind === 'contribution')
+    .map((e) => ({
+      impactPartnerId: e.impactPartnerId,
+      impactAmount: e.impactAmount,
+      impactSalesTaxAmount: e.impactSalesTaxAmount,
+      impactSalesTaxRate: e.impactSalesTaxRate,
+      serviceFeeAmount: e.serviceFeeAmount,
+      serviceFeeSalesTaxAmount: e.serviceFeeSalesTaxAmount,
+      serviceFeeSalesTaxRate: e.serviceFeeSalesTaxRate,
+    })),
+})
+
+const recordFromRow = (row: RecordRow): StoredImpactRecord => ({
+  id: row.record_id,
+  time: row.position_time,
+  source: {
+    allocation: {
+      id: row.allocation_id,
+      quoteId: row.quote_id,
+      organisationId: row.organisation_id,
+      currencyCode: row.currency_code,
+      taxLiability: row.tax_liability,
+      split: splitOf(row.currency_code, row.entries),
+      createdAt: row.allocated_at,
+    },
+    collectionOrganisationId: row.collection_organisation_id,
+    consumerReference: row.consumer_reference,
+    merchant: row.merchant,
+    fundsOrganisation: row.organisation ?? { reference: null, name: '', mcc: null, address: null },
+  },
+  reversal:
+    row.reversal_id !== null && row.reversal_created_at !== null ? { id: row.reversal_id, createdAt: row.reversal_created_at } : undefined,
+})
+
+/** What every record row carries, from its allocation `a` (the organisation read per returned row only). */
+const ALLOCATION_COLUMNS = sql`
+  a.id AS allocation_id, a.quote_id, a.organisation_id, a.currency_code, a.tax_liability, a.entries,
+  a.created_at AS allocated_at, a.collection_organisation_id, a.consumer_reference, a.merchant,
+  (SELECT jsonb_build_object('reference', o.organisation_reference, 'name', o.trading_name, 'mcc', o.mcc, 'address', o.address)
+     FROM organisations o WHERE o.id = a.organisation_id) AS organisation`
+
+/**
+ * The conditions on the merged stream `u`. They are written once, on the union's columns, never inside a branch (a
+ * WHERE in a branch keeps Postgres from merging the branches' ordered index reads): so the tree (and organisation,
+ * consumer) is a constant of the whole stream, each table's index is read in (created_at, id) order, and the two are
+ * merged. The impact partner is checked on each row read (a reversal's entries are its allocation's).
+ */
+function streamConditions(page: ImpactRecordPage): RawBuilder<unknown>[] {
+  const { filter } = page
+  const where: RawBuilder<unknown>[] = [
+    sql`u.root_organisation_id = ${filter.rootOrganisationId}::uuid`,
+    sql`u.funds_date_time >= ${filter.from}::timestamptz`,
+    sql`u.funds_date_time < ${filter.to}::timestamptz`,
+  ]
+  const orgs = filter.organisationIds
+  if (orgs !== undefined && orgs.length === 1) where.push(sql`u.organisation_id = ${orgs[0]}::uuid`)
+  else if (orgs !== undefined) where.push(sql`u.organisation_id = ANY(${[...orgs]}::uuid[])`)
+  if (filter.consumerReference !== undefined) where.push(sql`u.consumer_reference = ${filter.consumerReference}`)
+  if (filter.impactPartnerId !== undefined) {
+    where.push(sql`u.entries @> ${JSON.stringify([{ impactPartnerId: filter.impactPartnerId }])}::jsonb`)
+  }
+  if (page.after) where.push(sql`(u.funds_date_time, u.record_id) > (${page.after.time}::timestamptz, ${page.after.id}::uuid)`)
+  if (page.before) where.push(sql`(u.funds_date_time, u.record_id) < (${page.before.time}::timestamptz, ${page.before.id}::uuid)`)
+  return where
+}
+
+/**
+ * The query of one page. Inside: two ordered index range reads (allocations, reversals) merged (Merge Append) and cut
+ * at LIMIT, so a page reads about its own size whatever the tables hold. Outside: each of those few rows joined to its
+ * allocation by primary key (a nested loop keeps their order, so nothing is sorted).
+ */
+function pageQuery(page: ImpactRecordPage): RawBuilder<RecordRow> {
+  const order = page.direction === 'forward' ? sql`ASC` : sql`DESC`
+  return sql<RecordRow>`
+    SELECT p.record_id, p.funds_date_time::text AS position_time, p.reversal_id, p.reversal_created_at, ${ALLOCATION_COLUMNS}
+    FROM (
+      SELECT u.funds_date_time, u.record_id, u.allocation_id, u.reversal_id, u.reversal_created_at
+      FROM (
+        SELECT a.root_organisation_id, a.organisation_id, a.consumer_reference, a.entries, a.created_at AS funds_date_time,
+               a.id AS record_id, a.id AS allocation_id, NULL::uuid AS reversal_id, NULL::timestamptz AS reversal_created_at
+        FROM allocations a
+        UNION ALL
+        SELECT r.root_organisation_id, r.organisation_id, r.consumer_reference,
+               (SELECT ra.entries FROM allocations ra WHERE ra.id = r.allocation_id), r.created_at, r.id, r.allocation_id, r.id,
+               r.created_at
+        FROM allocation_reversals r
+      ) AS u
+      WHERE ${sql.join(streamConditions(page), sql` AND `)}
+      ORDER BY u.funds_date_time ${order}, u.record_id ${order}
+      LIMIT ${page.limit}
+    ) AS p
+    JOIN allocations a ON a.id = p.allocation_id
+    ORDER BY p.funds_date_time ${order}, p.record_id ${order}`
+}
+
+/**
+ * One page of records in (funds date-time, id) order (newest first when reading backward), at most `limit` rows.
+ * The plan has no Sort node: each scan reads its index in order and stops once the page is full.
+ */
+export async function findImpactRecords(db: Kysely<Database>, page: ImpactRecordPage): Promise<StoredImpactRecord[]> {
+  const { rows } = await pageQuery(page).execute(db)
+  return rows.map(recordFromRow)
+}
+
+/** The plan of a page's query (EXPLAIN, for the benchmark's check that no page sorts). */
+export async function explainImpactRecords(db: Kysely<Database>, page: ImpactRecordPage): Promise<string[]> {
+  const { rows } = await sql<{ 'QUERY PLAN': string }>`EXPLAIN ${pageQuery(page)}`.execute(db)
+  return rows.map((r) => r['QUERY PLAN'])
+}
+
+/** One record by its id (an allocation id or a reversal id), with the organisation it belongs to. */
+export async function findImpactRecordById(db: Kysely<Database>, id: string): Promise<StoredImpactRecord | undefined> {
+  const { rows } = await sql<RecordRow>`
+    SELECT a.id AS record_id, a.created_at::text AS position_time, NULL::uuid AS reversal_id, NULL::timestamptz AS reversal_created_at,
+           ${ALLOCATION_COLUMNS}
+    FROM allocations a WHERE a.id = ${id}::uuid
+    UNION ALL
+    SELECT r.id, r.created_at::text, r.id, r.created_at, ${ALLOCATION_COLUMNS}
+    FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id WHERE r.id = ${id}::uuid`.execute(db)
+  return rows[0] && recordFromRow(rows[0])
+}
+
+/** Where a record sits in the stream (for a cursor), with its organisation and tree; undefined when unknown. */
+export async function findImpactRecordPosition(
+  db: Kysely<Database>,
+  id: string,
+): Promise<(ImpactRecordPosition & { organisationId: string; rootOrganisationId: string }) | undefined> {
+  const { rows } = await sql<{ time: string; id: string; organisation_id: string; root_organisation_id: string }>`
+    SELECT created_at::text AS time, id, organisation_id, root_organisation_id FROM allocations WHERE id = ${id}::uuid
+    UNION ALL
+    SELECT created_at::text, id, organisation_id, root_organisation_id FROM allocation_reversals WHERE id = ${id}::uuid`.execute(db)
+  const row = rows[0]
+  return row && { time: row.time, id: row.id, organisationId: row.organisation_id, rootOrganisationId: row.root_organisation_id }
+}

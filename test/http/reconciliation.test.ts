@@ -1,0 +1,409 @@
+import { randomUUID } from 'node:crypto'
+import { Decimal } from 'decimal.js'
+import fc from 'fast-check'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DEMO_PARTNER_IDS } from '../../src/domain/data/demo-catalogue.js'
+import { client, createTestApp, type TestApp } from '../helpers/app.js'
+import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
+
+let t: TestApp
+let parent: OrgFixture
+let childA: OrgFixture
+let childB: OrgFixture
+let stranger: OrgFixture
+/** Every record written, in the order written: its id and time. */
+const written: { id: string; organisationId: string; reversal: boolean; at: string }[] = []
+let strangerAllocation: string
+
+const START = new Date('2026-11-21T10:00:00.000Z')
+const MINUTE = 60_000
+// The fixtures span 10:00 → about 11:30; the window used below covers all of it.
+const WINDOW = 'dateTimeFrom=2026-11-21T00:00:00Z&dateTimeTo=2026-11-22T00:00:00Z'
+
+const allocate = (key: string, body: Record<string, unknown>) =>
+  client(t.app, key).post('/funds/allocations', body, { 'idempotency-key': randomUUID() })
+
+async function quoteFor(org: OrgFixture, reference: string): Promise<string> {
+  const res = await client(t.app, org.apiKey).post(
+    '/quotes/carbon',
+    floristQuote(org.organisationId, { consumer: { reference, countryCode: 'GBR' } }),
+  )
+  expect(res.statusCode).toBe(201)
+  return res.json().quoteId
+}
+
+beforeAll(async () => {
+  t = await createTestApp()
+  expect(t.clock.now().toISOString()).toBe(START.toISOString())
+  await importDemoCatalogue(t.db)
+  parent = await createOrg(t.db, { organisationReference: 'PSP_001' })
+  childA = await createOrg(t.db, { parentId: parent.organisationId, organisationReference: 'MID-A' })
+  childB = await createOrg(t.db, { parentId: parent.organisationId, organisationReference: '=HYPERLINK("x")' })
+  stranger = await createOrg(t.db)
+  const orgs = [parent, childA, childB]
+  const quotes = new Map<string, string>()
+  for (let i = 0; i < 24; i++) {
+    const org = orgs[i % 3] as OrgFixture
+    const reference = i % 4 === 0 ? '=cmd|evil, "quoted"' : `consumer_${i % 5}`
+    const key = `${org.organisationId}|${reference}`
+    const quoteId = quotes.get(key) ?? (await quoteFor(org, reference))
+    quotes.set(key, quoteId)
+    // The parent's key allocates for childA (it collects the funds); the others allocate for themselves.
+    const caller = org === childA && i % 2 === 0 ? parent : org
+    const body: Record<string, unknown> = {
+      organisationId: org.organisationId,
+      quoteId,
+      credits: { amount: Number((1 + (i % 7) * 0.37).toFixed(2)) },
+    }
+    if (i % 3 === 1) body.contribution = { amount: 2.5, impactPartnerIds: [DEMO_PARTNER_IDS.oceanCommons] }
+    const res = await allocate(caller.apiKey, body)
+    expect(res.statusCode).toBe(201)
+    written.push({ id: res.json().fundsAllocationId, organisationId: org.organisationId, reversal: false, at: t.clock.now().toISOString() })
+    // Two records at the very same time: the id decides their order.
+    if (i % 5 !== 0) t.clock.advance(MINUTE)
+    if (i % 4 === 3) {
+      const target = written.filter((w) => !w.reversal)[i - 3] as (typeof written)[number]
+      const rev = await client(t.app, parent.apiKey).post(`/funds/allocations/${target.id}/reverse`)
+      expect(rev.statusCode).toBe(201)
+      written.push({ id: rev.json().reversalId, organisationId: target.organisationId, reversal: true, at: t.clock.now().toISOString() })
+      t.clock.advance(MINUTE)
+    }
+  }
+  const strangerQuote = await quoteFor(stranger, 'consumer_0')
+  strangerAllocation = (
+    await allocate(stranger.apiKey, { organisationId: stranger.organisationId, quoteId: strangerQuote, credits: { amount: 1 } })
+  ).json().fundsAllocationId
+})
+afterAll(() => t.close())
+
+const list = (key: string, query: string) => client(t.app, key).get(`/v3/funds/allocations/impact?${query}`)
+
+/** Σ of record totals in SQL: allocations' entries, minus those of reversals, in the window and organisations. */
+async function sqlTotal(organisationIds: string[], from: string, to: string): Promise<string> {
+  const { rows } = await sql<{ total: string | null }>`
+    WITH lines AS (
+      SELECT a.organisation_id, a.created_at AS at, 1 AS sign, e FROM allocations a, jsonb_array_elements(a.entries) e
+      UNION ALL
+      SELECT r.organisation_id, r.created_at, -1, e FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id,
+        jsonb_array_elements(a.entries) e
+    )
+    SELECT sum(sign * ((e->>'impactAmount')::numeric + (e->>'impactSalesTaxAmount')::numeric
+                     + (e->>'serviceFeeAmount')::numeric + (e->>'serviceFeeSalesTaxAmount')::numeric))::text AS total
+    FROM lines WHERE organisation_id = ANY(${organisationIds}::uuid[]) AND at >= ${from}::timestamptz AND at < ${to}::timestamptz`.execute(
+    t.db,
+  )
+  return new Decimal(rows[0]?.total ?? '0').toString()
+}
+
+const recordId = (r: { fundsAllocationId: string; reversalId?: string }) => r.reversalId ?? r.fundsAllocationId
+const sumTotals = (records: { amounts: { total: number } }[]) =>
+  records.reduce((acc, r) => acc.plus(String(r.amounts.total)), new Decimal(0)).toString()
+
+describe('GET /funds/allocations/impact', () => {
+  it("lists the whole tree to the parent's key, in (fundsDateTime, id) order, reversals inline", async () => {
+    const res = await list(parent.apiKey, `${WINDOW}&limit=100`)
+    expect(res.statusCode).toBe(200)
+    const body = res.json()
+    expect(body.hasMore).toBe(false)
+    const expected = [...written].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    expect(body.data.map(recordId)).toEqual(expected.map((w) => w.id))
+    const reversal = body.data.find((r: { reversal: boolean }) => r.reversal)
+    expect(reversal).toMatchObject({ reversal: true, reversalId: expect.any(String) })
+    expect(reversal.amounts.total).toBeLessThan(0)
+    const original = body.data.find(
+      (r: { fundsAllocationId: string; reversal: boolean }) => r.fundsAllocationId === reversal.fundsAllocationId && !r.reversal,
+    )
+    expect(reversal.amounts.total).toBe(-original.amounts.total)
+    expect(reversal.credits[0].amounts.impactTaxRate).toBe(original.credits[0].amounts.impactTaxRate)
+  })
+
+  it('has the fields of ekko’s record', async () => {
+    const body = (await list(parent.apiKey, `${WINDOW}&fundsOrganisationId=${childA.organisationId}&limit=1`)).json()
+    const [record] = body.data
+    expect(Object.keys(record)).toEqual([
+      'fundsAllocationId',
+      'quoteId',
+      'fundsDateTime',
+      'consumerReference',
+      'fundsOrganisationId',
+      'fundsOrganisationReference',
+      'collectionOrganisationId',
+      'fundsCurrencyCode',
+      'reversal',
+      'taxLiability',
+      'amounts',
+      'merchant',
+      'credits',
+      'contributions',
+    ])
+    expect(record).toMatchObject({
+      fundsOrganisationId: childA.organisationId,
+      fundsOrganisationReference: 'MID-A',
+      collectionOrganisationId: childA.organisationId,
+      fundsCurrencyCode: 'GBP',
+      reversal: false,
+      merchant: { name: 'Blossom & Bloom', mcc: '5992', address: { line1: '45 Rosewood Avenue', countryCode: 'GBR', state: null } },
+    })
+    // Where the parent's key made the allocation, the parent collected the funds.
+    const all = (await list(parent.apiKey, `${WINDOW}&fundsOrganisationId=${childA.organisationId}&limit=100`)).json().data
+    expect(
+      all.filter((r: { collectionOrganisationId: string }) => r.collectionOrganisationId === parent.organisationId).length,
+    ).toBeGreaterThan(0)
+    const a = record.amounts
+    expect(
+      new Decimal(String(a.impact)).plus(String(a.impactTax)).plus(String(a.serviceFee)).plus(String(a.serviceFeeTax)).toString(),
+    ).toBe(new Decimal(String(a.total)).toString())
+  })
+
+  it.each([
+    ['the whole tree', () => parent, () => [parent, childA, childB], ''],
+    ['one child, through the parent', () => parent, () => [childB], 'fundsOrganisationId=CHILD_B'],
+    ["a child's own key", () => childA, () => [childA], ''],
+  ])('totals equal the sums computed in SQL: %s', async (_name, key, orgs, extra) => {
+    const from = '2026-11-21T10:05:00.000Z'
+    const to = '2026-11-21T11:10:00.000Z'
+    const query = `dateTimeFrom=${from}&dateTimeTo=${to}&limit=100&${extra.replace('CHILD_B', childB.organisationId)}`
+    const body = (await list(key().apiKey, query)).json()
+    expect(body.data.length).toBeGreaterThan(0)
+    const ids = orgs().map((o) => o.organisationId)
+    expect(body.data.every((r: { fundsOrganisationId: string }) => ids.includes(r.fundsOrganisationId))).toBe(true)
+    expect(sumTotals(body.data)).toBe(await sqlTotal(ids, from, to))
+    const inWindow = written.filter((w) => ids.includes(w.organisationId) && w.at >= from && w.at < to)
+    expect(body.data.map(recordId).sort()).toEqual(inWindow.map((w) => w.id).sort())
+  })
+
+  it('filters by consumerReference and impactPartnerId (reversals included)', async () => {
+    const byConsumer = (
+      await list(parent.apiKey, `${WINDOW}&limit=100&consumerReference=${encodeURIComponent('=cmd|evil, "quoted"')}`)
+    ).json()
+    expect(byConsumer.data.length).toBeGreaterThan(0)
+    expect(byConsumer.data.every((r: { consumerReference: string }) => r.consumerReference === '=cmd|evil, "quoted"')).toBe(true)
+    expect(byConsumer.data.some((r: { reversal: boolean }) => r.reversal)).toBe(true)
+    const byPartner = (await list(parent.apiKey, `${WINDOW}&limit=100&impactPartnerId=${DEMO_PARTNER_IDS.oceanCommons}`)).json()
+    expect(byPartner.data.length).toBeGreaterThan(0)
+    for (const r of byPartner.data)
+      expect(r.contributions.map((c: { impactPartnerId: string }) => c.impactPartnerId)).toContain(DEMO_PARTNER_IDS.oceanCommons)
+    const all = (await list(parent.apiKey, `${WINDOW}&limit=100`)).json().data
+    const withPartner = all.filter((r: { contributions: { impactPartnerId: string }[] }) =>
+      r.contributions.some((c) => c.impactPartnerId === DEMO_PARTNER_IDS.oceanCommons),
+    )
+    expect(byPartner.data.map(recordId)).toEqual(withPartner.map(recordId))
+  })
+
+  it("never shows another tree's records, and a child's key sees only its own", async () => {
+    const strangerList = (await list(stranger.apiKey, `${WINDOW}&limit=100`)).json()
+    expect(strangerList.data.map(recordId)).toEqual([strangerAllocation])
+    const childList = (await list(childB.apiKey, `${WINDOW}&limit=100`)).json()
+    expect(childList.data.every((r: { fundsOrganisationId: string }) => r.fundsOrganisationId === childB.organisationId)).toBe(true)
+    expect(childList.data.length).toBe(written.filter((w) => w.organisationId === childB.organisationId).length)
+  })
+
+  it('is served at the bare path too', async () => {
+    const res = await client(t.app, parent.apiKey).get(`/funds/allocations/impact?${WINDOW}`)
+    expect(res.statusCode).toBe(200)
+    expect(res.json().data).toHaveLength(10)
+    expect(res.json().hasMore).toBe(true)
+  })
+
+  it('pages forward then back cover exactly the window’s records, for any page size and direction', async () => {
+    const from = '2026-11-21T10:03:00.000Z'
+    const to = '2026-11-21T11:20:00.000Z'
+    const expected = written.filter((w) => w.at >= from && w.at < to).map((w) => w.id)
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 12 }), async (forwardSize, backSize) => {
+        const seen: string[] = []
+        let cursor: string | undefined
+        for (;;) {
+          const body = (
+            await list(
+              parent.apiKey,
+              `dateTimeFrom=${from}&dateTimeTo=${to}&limit=${forwardSize}${cursor ? `&startingAfter=${cursor}` : ''}`,
+            )
+          ).json()
+          seen.push(...body.data.map(recordId))
+          if (!body.hasMore) break
+          cursor = recordId(body.data.at(-1))
+        }
+        expect([...seen].sort()).toEqual([...expected].sort())
+        expect(new Set(seen).size).toBe(seen.length)
+        // Back from the end: endingBefore the last record, then the first of each page.
+        const back: string[] = [seen.at(-1) as string]
+        cursor = seen.at(-1)
+        for (;;) {
+          const body = (await list(parent.apiKey, `dateTimeFrom=${from}&dateTimeTo=${to}&limit=${backSize}&endingBefore=${cursor}`)).json()
+          back.unshift(...body.data.map(recordId))
+          if (!body.hasMore) break
+          cursor = recordId(body.data[0])
+        }
+        expect(back).toEqual(seen)
+      }),
+      { numRuns: 12 },
+    )
+  })
+
+  it('pages see every record exactly once while allocations are being written', async () => {
+    const from = '2026-11-21T00:00:00.000Z'
+    const to = '2026-11-23T00:00:00.000Z'
+    const before = (await list(parent.apiKey, `dateTimeFrom=${from}&dateTimeTo=${to}&limit=100`)).json().data.map(recordId)
+    const quoteId = await quoteFor(childA, 'concurrent')
+    const seen: string[] = []
+    let cursor: string | undefined
+    const writes: Promise<unknown>[] = []
+    for (;;) {
+      // New allocations land while we page (at the clock's now: after every record seen so far).
+      t.clock.advance(1000)
+      writes.push(allocate(childA.apiKey, { organisationId: childA.organisationId, quoteId, credits: { amount: 1 } }))
+      const body = (
+        await list(parent.apiKey, `dateTimeFrom=${from}&dateTimeTo=${to}&limit=3${cursor ? `&startingAfter=${cursor}` : ''}`)
+      ).json()
+      seen.push(...body.data.map(recordId))
+      if (!body.hasMore) break
+      cursor = recordId(body.data.at(-1))
+    }
+    await Promise.all(writes)
+    expect(new Set(seen).size).toBe(seen.length)
+    expect(seen.slice(0, before.length)).toEqual(before)
+  })
+})
+
+describe('GET /funds/allocations/:id/impact', () => {
+  it('reads one record by allocation id or by reversal id', async () => {
+    const reversal = written.find((w) => w.reversal) as (typeof written)[number]
+    const byReversal = await client(t.app, parent.apiKey).get(`/v3/funds/allocations/${reversal.id}/impact`)
+    expect(byReversal.statusCode).toBe(200)
+    expect(byReversal.json()).toMatchObject({ reversal: true, reversalId: reversal.id, fundsDateTime: reversal.at })
+    const byAllocation = await client(t.app, parent.apiKey).get(`/funds/allocations/${byReversal.json().fundsAllocationId}/impact`)
+    expect(byAllocation.json()).toMatchObject({ reversal: false, fundsAllocationId: byReversal.json().fundsAllocationId })
+    expect(byAllocation.json().reversalId).toBeUndefined()
+    expect(byAllocation.json().amounts.total).toBe(-byReversal.json().amounts.total)
+  })
+
+  it("is 404 outside the key's tree, and for unknown ids", async () => {
+    const own = written[0] as (typeof written)[number]
+    expect((await client(t.app, stranger.apiKey).get(`/funds/allocations/${own.id}/impact`)).statusCode).toBe(404)
+    expect((await client(t.app, childB.apiKey).get(`/funds/allocations/${own.id}/impact`)).statusCode).toBe(404)
+    expect((await client(t.app, parent.apiKey).get(`/funds/allocations/${randomUUID()}/impact`)).json().code).toBe('NOT_FOUND')
+  })
+})
+
+describe('bad input', () => {
+  const own = () => written[0]?.id as string
+  it.each([
+    ['no dateTimeFrom', () => 'dateTimeTo=2026-11-22T00:00:00Z', 'BAD_REQUEST'],
+    ['no dateTimeTo', () => 'dateTimeFrom=2026-11-21T00:00:00Z', 'BAD_REQUEST'],
+    ['an unparsable date', () => 'dateTimeFrom=yesterday&dateTimeTo=2026-11-22T00:00:00Z', 'BAD_REQUEST'],
+    ['an impossible date', () => 'dateTimeFrom=2026-02-30T00:00:00Z&dateTimeTo=2026-11-22T00:00:00Z', 'BAD_REQUEST'],
+    ['from = to', () => 'dateTimeFrom=2026-11-21T00:00:00Z&dateTimeTo=2026-11-21T00:00:00Z', 'INVALID_DATE_RANGE'],
+    ['from > to', () => 'dateTimeFrom=2026-11-22T00:00:00Z&dateTimeTo=2026-11-21T00:00:00Z', 'INVALID_DATE_RANGE'],
+    ['a window over 366 days', () => 'dateTimeFrom=2025-01-01T00:00:00Z&dateTimeTo=2026-01-02T00:00:01Z', 'INVALID_DATE_RANGE'],
+    ['limit 0', () => `${WINDOW}&limit=0`, 'BAD_REQUEST'],
+    ['limit 101', () => `${WINDOW}&limit=101`, 'BAD_REQUEST'],
+    ['limit not a number', () => `${WINDOW}&limit=ten`, 'BAD_REQUEST'],
+    ['both cursors', () => `${WINDOW}&startingAfter=${own()}&endingBefore=${own()}`, 'INVALID_CURSOR'],
+    ['an unknown cursor', () => `${WINDOW}&startingAfter=${randomUUID()}`, 'INVALID_CURSOR'],
+    ["another tree's cursor", () => `${WINDOW}&endingBefore=${strangerAllocation}`, 'INVALID_CURSOR'],
+    ['a cursor that is not a uuid', () => `${WINDOW}&startingAfter=abc`, 'BAD_REQUEST'],
+    ['an unknown parameter', () => `${WINDOW}&offset=10`, 'BAD_REQUEST'],
+  ])('%s → 400 %s', async (_name, query, code) => {
+    const res = await list(parent.apiKey, query())
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toMatchObject({ code, error: expect.any(String), requestId: expect.any(String) })
+  })
+
+  it('a window of exactly 366 days is accepted', async () => {
+    expect((await list(parent.apiKey, 'dateTimeFrom=2025-11-21T00:00:00Z&dateTimeTo=2026-11-22T00:00:00Z')).statusCode).toBe(200)
+  })
+
+  it("an unknown cursor and another tree's answer alike (nothing revealed)", async () => {
+    const unknown = (await list(parent.apiKey, `${WINDOW}&startingAfter=${randomUUID()}`)).json()
+    const foreign = (await list(parent.apiKey, `${WINDOW}&startingAfter=${strangerAllocation}`)).json()
+    expect({ ...unknown, requestId: '' }).toEqual({ ...foreign, requestId: '' })
+  })
+
+  it('fundsOrganisationId outside the tree → 403 (a sibling, a parent, a stranger)', async () => {
+    for (const [key, org] of [
+      [childA, childB],
+      [childA, parent],
+      [parent, stranger],
+    ] as const) {
+      const res = await list(key.apiKey, `${WINDOW}&fundsOrganisationId=${org.organisationId}`)
+      expect(res.statusCode).toBe(403)
+      expect(res.json().code).toBe('FORBIDDEN')
+    }
+  })
+
+  it('the export refuses the same input before streaming anything', async () => {
+    const res = await client(t.app, parent.apiKey).get(
+      '/funds/allocations/impact/export?dateTimeFrom=2026-11-22T00:00:00Z&dateTimeTo=2026-11-21T00:00:00Z',
+    )
+    expect(res.statusCode).toBe(400)
+    expect(res.json().code).toBe('INVALID_DATE_RANGE')
+    expect((await client(t.app, parent.apiKey).get(`/funds/allocations/impact/export?${WINDOW}&limit=5`)).statusCode).toBe(400)
+    expect((await client(t.app).get(`/funds/allocations/impact/export?${WINDOW}`)).statusCode).toBe(401)
+  })
+})
+
+/** A minimal RFC 4180 reader for the test: quoted fields, doubled quotes, CRLF rows. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = []
+  let row: string[] = []
+  let field = ''
+  let quoted = false
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') {
+        field += '"'
+        i++
+      } else if (ch === '"') quoted = false
+      else field += ch
+    } else if (ch === '"') quoted = true
+    else if (ch === ',') {
+      row.push(field)
+      field = ''
+    } else if (ch === '\r' && text[i + 1] === '\n') {
+      row.push(field)
+      rows.push(row)
+      row = []
+      field = ''
+      i++
+    } else field += ch
+  }
+  return rows
+}
+
+describe('GET /funds/allocations/impact/export', () => {
+  it('streams RFC 4180 CSV: one row per line, formulas neutralised, negative amounts plain', async () => {
+    const res = await client(t.app, parent.apiKey).get(`/v3/funds/allocations/impact/export?${WINDOW}`)
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8')
+    expect(res.body.endsWith('\r\n')).toBe(true)
+    const [header, ...rows] = parseCsv(res.body)
+    expect(header?.slice(0, 5)).toEqual(['recordId', 'fundsAllocationId', 'reversalId', 'reversal', 'fundsDateTime'])
+    const records = (await list(parent.apiKey, `${WINDOW}&limit=100`)).json().data
+    const lines = records.flatMap((r: { credits: unknown[]; contributions: unknown[] }) => [...r.credits, ...r.contributions])
+    expect(rows).toHaveLength(lines.length)
+    const col = (name: string) => (header ?? []).indexOf(name)
+    expect(new Set(rows.map((r) => r[col('recordId')]))).toEqual(new Set(records.map(recordId)))
+    // Σ of line totals = Σ of record totals, exactly.
+    expect(rows.reduce((acc, r) => acc.plus(r[col('total')] ?? 'x'), new Decimal(0)).toString()).toBe(sumTotals(records))
+    const evil = rows.find((r) => r[col('consumerReference')]?.includes('cmd'))
+    expect(evil?.[col('consumerReference')]).toBe(`'=cmd|evil, "quoted"`)
+    expect(rows.find((r) => r[col('fundsOrganisationId')] === childB.organisationId)?.[col('fundsOrganisationReference')]).toBe(
+      `'=HYPERLINK("x")`,
+    )
+    const negative = rows.find((r) => r[col('reversal')] === 'true')
+    expect(negative?.[col('total')]).toMatch(/^-\d+\.\d{2}$/)
+    expect(rows.every((r) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(r[col('fundsDateTime')] ?? ''))).toBe(true)
+    expect(res.body).toContain(`"'=cmd|evil, ""quoted"""`)
+  })
+
+  it('an empty window is the header alone', async () => {
+    const res = await client(t.app, parent.apiKey).get(
+      '/funds/allocations/impact/export?dateTimeFrom=2020-01-01T00:00:00Z&dateTimeTo=2020-02-01T00:00:00Z',
+    )
+    expect(res.statusCode).toBe(200)
+    expect(parseCsv(res.body)).toHaveLength(1)
+  })
+})
