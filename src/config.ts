@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './domain/webhooks.js'
-import { AddressPolicy } from './services/webhooks/address-policy.js'
+import ipaddr from 'ipaddr.js'
 
 const Int = (options: { default: number; minimum: number; maximum?: number; description: string }) => Type.Integer(options)
 
@@ -229,10 +229,20 @@ function orderingProblems(config: Config): string[] {
   if (!parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE)) {
     problems.push(`WEBHOOK_RETRY_SCHEDULE=${JSON.stringify(config.WEBHOOK_RETRY_SCHEDULE)}: must be delays such as 5s,5m,30m,2h`)
   }
-  if (config.WEBHOOK_ALLOWED_CIDRS && !AddressPolicy.parseCidrs(config.WEBHOOK_ALLOWED_CIDRS)) {
+  if (config.WEBHOOK_ALLOWED_CIDRS && !validCidrs(config.WEBHOOK_ALLOWED_CIDRS)) {
     problems.push(`WEBHOOK_ALLOWED_CIDRS=${JSON.stringify(config.WEBHOOK_ALLOWED_CIDRS)}: must be CIDR ranges such as 127.0.0.0/8,::1/128`)
   }
   return problems
+}
+
+/** Comma-separated CIDR ranges, every one of which parses. */
+function validCidrs(text: string): boolean {
+  try {
+    for (const part of text.split(',').map((p) => p.trim())) if (part) ipaddr.parseCIDR(part)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**

@@ -65,7 +65,7 @@ export const ERROR_CODES = {
   },
   INVALID_CURSOR: {
     status: 400,
-    when: "a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent",
+    when: "a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent; a webhook deliveries cursor is not a delivery of that endpoint",
   },
   UNAUTHORIZED: {
     status: 401,

@@ -188,7 +188,7 @@ const webhookEndpointRoutes: FastifyPluginAsyncTypebox<{ deps: WebhookEndpointDe
         description: 'Newest first; `startingAfter` (a delivery id) gives the next page.',
         params: IdParamsSchema,
         querystring: ListDeliveriesQuerySchema,
-        response: { 200: WebhookDeliveryListSchema, ...errorResponses('BAD_REQUEST', 'UNAUTHORIZED', 'NOT_FOUND') },
+        response: { 200: WebhookDeliveryListSchema, ...errorResponses('BAD_REQUEST', 'INVALID_CURSOR', 'UNAUTHORIZED', 'NOT_FOUND') },
       },
     },
     async (request) => {

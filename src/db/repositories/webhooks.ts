@@ -187,7 +187,7 @@ const draftRow = (e: WebhookEventDraft, sourceId: string) =>
  * names a CTE returning the ids of the source rows actually written (allocations or reversals): an event is
  * written only with its source row, so a replay or a conflict writes none. Each event gets one delivery per
  * enabled endpoint of its organisation or of an ancestor that subscribes to its type. Must follow
- * `WITH RECURSIVE`.
+ * `WITH RECURSIVE`. Raw SQL: data-modifying CTEs over a VALUES list and a recursive walk up the tree.
  */
 export function eventCtes(written: string, events: readonly { sourceId: string; event: WebhookEventDraft }[]): RawBuilder<unknown> {
   return sql`
@@ -280,6 +280,7 @@ export interface ClaimedDelivery {
  * Claims up to `limit` due deliveries of enabled endpoints that no other worker holds, leasing them until
  * `leaseUntil` and counting the attempt. SKIP LOCKED lets every API process share the queue; a worker that
  * dies mid-request leaves a lease that expires, and the delivery is attempted again (at least once).
+ * Raw SQL: FOR UPDATE OF … SKIP LOCKED inside an UPDATE's subquery, with the claimed rows' context in the same trip.
  */
 export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
   const { rows } = await sql<{
@@ -357,7 +358,8 @@ export async function insertAttempt(db: Kysely<Database>, deliveryId: string, at
 
 /**
  * Records successful attempts of several deliveries in one statement (the common case, kept cheap under load):
- * each attempt row, its delivery succeeded, and its endpoint's failing streak ended.
+ * each attempt row, its delivery succeeded, and its endpoint's failing streak ended. Raw SQL: UPDATE … FROM
+ * a VALUES list, with data-modifying CTEs.
  */
 export async function recordSuccesses(
   db: Kysely<Database>,

@@ -236,7 +236,7 @@ export async function listEndpointDeliveries(
   if (options.startingAfter !== undefined) {
     const cursor = await findDelivery(deps.db, options.startingAfter)
     if (!cursor || cursor.endpointId !== id) {
-      throw new AppError('BAD_REQUEST', 'startingAfter is not a delivery of this endpoint', [
+      throw new AppError('INVALID_CURSOR', 'startingAfter is not a delivery of this endpoint', [
         { path: '/startingAfter', message: 'is not a delivery of this endpoint' },
       ])
     }
