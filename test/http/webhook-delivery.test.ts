@@ -1,9 +1,12 @@
 // The delivery policy on an injected clock: the retry schedule (±20%), Retry-After, 410, 5 days of failures,
 // manual retries, recovery and secret rotation. The worker is driven by hand (runOnce).
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Webhook } from 'standardwebhooks'
 import { client, createTestApp, type TestApp } from '../helpers/app.js'
+import { onPostgres } from '../helpers/db.js'
 import { createOrg, type OrgFixture } from '../helpers/factories.js'
 import { startReceiver, type Answer, type WebhookReceiver } from '../helpers/webhook-receiver.js'
 
@@ -204,5 +207,47 @@ describe('webhook delivery policy', () => {
     const afterReq = receiver.received.find((r) => r.headers['webhook-id'] === after.eventId)!
     new Webhook(secret).verify(afterReq.body, afterReq.headers as Record<string, string>)
     expect(() => new Webhook(ep.secret).verify(afterReq.body, afterReq.headers as Record<string, string>)).toThrow()
+  })
+})
+
+describe('webhook worker lifecycle', () => {
+  it('runs with the app (a commit wakes it) and, on close, lets a delivery in flight finish and records it', async () => {
+    const app = await createTestApp({ ...ENV, WEBHOOK_WORKER: 'true', WEBHOOK_POLL_INTERVAL_MS: '60000' })
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    // The receiver holds its answer until the test releases it: the request is in flight while the app closes.
+    const server = createServer((req, res) => {
+      req.resume()
+      void held.then(() => res.writeHead(200).end())
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/held`
+    let arrived = 0
+    server.on('request', () => arrived++)
+    const owner = await createOrg(app.db)
+    const api = client(app.app, owner.apiKey)
+    const ep = (await api.post('/v3/webhook-endpoints', { organisationId: owner.organisationId, url })).json()
+    const { deliveryId } = (await api.post(`/v3/webhook-endpoints/${ep.id}/test`)).json()
+    // Woken by the commit, not by the (one-minute) poll.
+    for (let i = 0; i < 100 && arrived === 0; i++) await new Promise((r) => setTimeout(r, 20))
+    expect(arrived).toBe(1)
+    let closed = false
+    const closing = app.app.close().then(() => (closed = true))
+    await new Promise((r) => setTimeout(r, 300))
+    expect(closed).toBe(false)
+    release()
+    await closing
+    server.close()
+    if (onPostgres()) {
+      const handle = await app.database.open()
+      try {
+        const row = (await sql<{ status: string }>`SELECT status FROM webhook_deliveries WHERE id = ${deliveryId}`.execute(handle.db))
+          .rows[0]
+        expect(row?.status).toBe('succeeded')
+      } finally {
+        await handle.close()
+      }
+    }
+    await app.database.drop()
   })
 })
