@@ -225,10 +225,17 @@ async function main(): Promise<void> {
         page: { filter: { ...filter, impactPartnerId: RARE_PARTNER }, direction: 'forward' },
       },
     ]
-    const plans: { name: string; sorts: boolean; plan: string[] }[] = []
+    const plans: { name: string; sorts: boolean; plan: string[]; sqlMs: number }[] = []
     for (const shape of shapes) {
+      // The statement alone, warm (the median of 5 EXPLAIN ANALYZE runs): what the database spends on a page.
+      const times: number[] = []
+      for (let i = 0; i < 5; i++) {
+        const analysed = await explainImpactRecords(handle.db, { ...shape.page, limit: 101 }, true)
+        times.push(Number(/Execution Time: ([\d.]+)/.exec(analysed.join('\n'))?.[1] ?? NaN))
+      }
+      const sqlMs = times.sort((a, b) => a - b)[2] ?? NaN
       const plan = await explainImpactRecords(handle.db, { ...shape.page, limit: 101 })
-      plans.push({ name: shape.name, sorts: plan.some((line) => /^\s*(->\s+)?(Incremental\s+)?Sort\s+\(/.test(line)), plan })
+      plans.push({ name: shape.name, sorts: plan.some((line) => /^\s*(->\s+)?(Incremental\s+)?Sort\s+\(/.test(line)), plan, sqlMs })
     }
     await handle.close()
 
@@ -249,7 +256,7 @@ async function main(): Promise<void> {
       port,
       readyPath: '/healthz',
     })
-    const results: { name: string; p50: number; p99: number; rps: number; unexpected: number; sorts: boolean }[] = []
+    const results: { name: string; p50: number; p99: number; rps: number; unexpected: number; sorts: boolean; sqlMs: number }[] = []
     for (const [i, shape] of shapes.entries()) {
       const request = {
         method: 'GET' as const,
@@ -266,6 +273,7 @@ async function main(): Promise<void> {
         rps: load.requestsPerSecond,
         unexpected: load.unexpected,
         sorts: plans[i]?.sorts ?? true,
+        sqlMs: plans[i]?.sqlMs ?? NaN,
       })
       log(
         `${shape.name.padEnd(42)} p50 ${load.p50} ms  p99 ${load.p99} ms  ${load.requestsPerSecond} req/s${load.unexpected ? `  ${load.unexpected} unexpected` : ''}`,
@@ -310,11 +318,11 @@ async function main(): Promise<void> {
     console.log(
       `${Number(ALLOCATIONS + Math.floor(ALLOCATIONS / 9)).toLocaleString('en-GB')} records (allocations and reversals), ${ORGANISATIONS} organisations, 12 months\n`,
     )
-    console.log('| shape | p50 ms | p99 ms | req/s | plan sorts | ≤ 100 ms p99 |')
-    console.log('|---|---:|---:|---:|---|---|')
+    console.log('| shape | SQL ms (median, warm) | p50 ms | p99 ms | req/s | plan sorts | ≤ 100 ms p99 |')
+    console.log('|---|---:|---:|---:|---:|---|---|')
     for (const r of results) {
       console.log(
-        `| ${r.name} | ${r.p50} | ${r.p99} | ${r.rps} | ${r.sorts ? 'YES' : 'no'} | ${r.p99 <= P99_TARGET_MS && r.unexpected === 0 ? 'met' : 'MISSED'} |`,
+        `| ${r.name} | ${r.sqlMs.toFixed(1)} | ${r.p50} | ${r.p99} | ${r.rps} | ${r.sorts ? 'YES' : 'no'} | ${r.p99 <= P99_TARGET_MS && r.unexpected === 0 ? 'met' : 'MISSED'} |`,
       )
     }
     console.log('\n## CSV export\n')

@@ -407,3 +407,25 @@ describe('GET /funds/allocations/impact/export', () => {
     expect(parseCsv(res.body)).toHaveLength(1)
   })
 })
+
+// Last: it adds a grandchild, which the tests above do not expect.
+describe('a key in the middle of the tree', () => {
+  it('sees its organisation and its descendants, and nothing else', async () => {
+    const grandchild = await createOrg(t.db, { parentId: childA.organisationId, organisationReference: 'MID-A1' })
+    t.clock.advance(60 * MINUTE)
+    const quoteId = await quoteFor(grandchild, 'consumer_grandchild')
+    const res = await allocate(childA.apiKey, { organisationId: grandchild.organisationId, quoteId, credits: { amount: 2 } })
+    expect(res.statusCode).toBe(201)
+    const body = (await list(childA.apiKey, `${WINDOW}&limit=100`)).json()
+    const orgs = new Set(body.data.map((r: { fundsOrganisationId: string }) => r.fundsOrganisationId))
+    expect(orgs).toEqual(new Set([childA.organisationId, grandchild.organisationId]))
+    expect(body.data.map(recordId)).toContain(res.json().fundsAllocationId)
+    const own = (await list(parent.apiKey, `${WINDOW}&limit=100&fundsOrganisationId=${childA.organisationId}`)).json().data
+    expect(body.data).toHaveLength(own.length + 1)
+    expect(body.data.at(-1)).toMatchObject({ fundsOrganisationReference: 'MID-A1', collectionOrganisationId: childA.organisationId })
+    // The parent's key sees the grandchild too; the grandchild's key only itself.
+    expect((await list(parent.apiKey, `${WINDOW}&limit=100&fundsOrganisationId=${grandchild.organisationId}`)).json().data).toHaveLength(1)
+    expect((await list(grandchild.apiKey, `${WINDOW}&limit=100`)).json().data.map(recordId)).toEqual([res.json().fundsAllocationId])
+    expect((await list(grandchild.apiKey, `${WINDOW}&fundsOrganisationId=${childA.organisationId}`)).statusCode).toBe(403)
+  })
+})
