@@ -11,6 +11,7 @@ import * as m000800 from './2026_11_23_000800_organisation_allowed_origins.js'
 import * as m000900 from './2026_11_23_000900_key_expiry_and_fx_rates.js'
 import * as m001100 from './2026_11_23_001100_lean_quotes_and_sessions.js'
 import * as m001200 from './2026_11_23_001200_reconciliation.js'
+import * as m001300 from './2026_11_23_001300_webhooks.js'
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000100_organisations_and_api_keys': m000100,
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_23_000900_key_expiry_and_fx_rates': m000900,
   '2026_11_23_001100_lean_quotes_and_sessions': m001100,
   '2026_11_23_001200_reconciliation': m001200,
+  '2026_11_23_001300_webhooks': m001300,
 }

@@ -12,6 +12,7 @@ import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
 import type { DatabaseHandle } from './db/connect.js'
 import { pendingReceiptStats } from './db/repositories/tax-receipts.js'
+import { pendingDeliveryStats } from './db/repositories/webhooks.js'
 import { readBearerToken } from './http/auth.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandlers } from './http/errors.js'
 import { installJsonBodyParser } from './http/json-body.js'
@@ -35,6 +36,11 @@ import { QuoteStore } from './services/quote-store.js'
 import { ReferenceDataCache } from './services/reference-data.js'
 import { SessionOrigins } from './services/session-origins.js'
 import { smtpSender, TaxReceiptSender } from './services/tax-receipts.js'
+import { AddressPolicy } from './services/webhooks/address-policy.js'
+import { webhookClient } from './services/webhooks/http-client.js'
+import { WebhookWorker } from './services/webhooks/worker.js'
+import webhookEndpointRoutes from './routes/webhook-endpoints.js'
+import { parseRetrySchedule } from './domain/webhooks.js'
 
 export interface BuildAppOptions {
   config: Config
@@ -47,6 +53,15 @@ export interface BuildAppOptions {
   metrics?: PrometheusMetrics
   /** Where the SDK bundle and the demo images are read from; dist/sdk and assets/demo/images by default. */
   publicFiles?: PublicFileDirs
+  /** Jitter of webhook retries (tests fix it); Math.random by default. */
+  random?: () => number
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This process's webhook worker (running unless WEBHOOK_WORKER=false; tests may drive runOnce). */
+    webhooks: WebhookWorker
+  }
 }
 
 type AjvPlugins = NonNullable<NonNullable<FastifyServerOptions['ajv']>['plugins']>
@@ -58,7 +73,7 @@ export const withoutVersionPrefix = (url: string): string =>
   url === '/v3' || url.startsWith('/v3/') || url.startsWith('/v3?') ? url.slice(3) || '/' : url
 
 /** The spec writes these paths with /v3; OpenAPI lists every route once, in the spec's form. */
-const DOCUMENTED_UNDER_V3 = ['/organisations', '/post-purchase/', '/checkout/', '/api-keys']
+const DOCUMENTED_UNDER_V3 = ['/organisations', '/post-purchase/', '/checkout/', '/api-keys', '/webhook-endpoints']
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const { config, database } = options
@@ -122,7 +137,32 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     log: app.log,
     onStoreError: prometheus && (() => prometheus.rateLimitStoreFailed()),
   })
+  // Webhooks: every process may deliver; a commit here wakes this process's worker at once.
+  const addressPolicy = new AddressPolicy(config.WEBHOOK_ALLOWED_CIDRS)
+  const webhookHttp = webhookClient({ policy: addressPolicy })
+  const webhooks = new WebhookWorker({
+    db,
+    post: webhookHttp.post,
+    clock,
+    wallClock: systemClock,
+    random: options.random ?? Math.random,
+    schedule: parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE) ?? [],
+    leaseMs: config.WEBHOOK_LEASE_SECONDS * 1000,
+    pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    log: app.log,
+    metrics,
+  })
+  app.decorate('webhooks', webhooks)
+  const wakeWebhooks = () => webhooks.wake()
   app.addHook('onReady', async () => {
+    if (addressPolicy.opensRanges) {
+      app.log.warn(
+        { allowedCidrs: config.WEBHOOK_ALLOWED_CIDRS },
+        'webhooks may reach these otherwise refused address ranges (WEBHOOK_ALLOWED_CIDRS)',
+      )
+    }
+    if (config.WEBHOOK_WORKER) webhooks.start()
     receipts?.start()
     await rateLimits.ready()
     await warnIfRatesAreOld(app, reference, clock(), config.FX_MAX_AGE_DAYS)
@@ -130,6 +170,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addHook('onClose', async () => {
     await rateLimits.close()
     await receipts?.stop()
+    // In-flight deliveries finish (each within the client's 15 s); nothing new is claimed.
+    await webhooks.stop()
+    await webhookHttp.close()
     mailer?.close()
     await quotes.drain()
     await allocations.drain()
@@ -194,7 +237,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     origins: sessionOrigins,
     disclosure: sdkDisclosure(config.OPERATOR_LEGAL_NAME, config.DISCLOSURE_PAYOUT_DAYS),
   })
-  await app.register(allocationRoutes, { deps: { access, quotes, allocations, reference, clock, metrics }, limits })
+  await app.register(allocationRoutes, { deps: { access, quotes, allocations, reference, clock, metrics, webhooks }, limits })
+  await app.register(webhookEndpointRoutes, {
+    deps: { db, access, clock, urls: { policy: addressPolicy, allowHttp: config.WEBHOOK_ALLOW_HTTP }, wake: wakeWebhooks },
+  })
   await app.register(reconciliationRoutes, { deps: { db, access } })
   await app.register(publicFileRoutes, { files: new PublicFiles(options.publicFiles) })
 
@@ -217,7 +263,10 @@ function instrument(
   const { database, reference } = sources
   metrics.setSources({
     ...(database.poolStats ? { pool: database.poolStats } : {}),
-    outboxes: async () => ({ tax_receipts: await pendingReceiptStats(database.db) }),
+    outboxes: async () => ({
+      tax_receipts: await pendingReceiptStats(database.db),
+      webhook_deliveries: await pendingDeliveryStats(database.db),
+    }),
     fxRates: async () => {
       const { table, origin } = await reference.fxInUse()
       return { date: table.date, origin }

@@ -2,6 +2,8 @@
 import { existsSync } from 'node:fs'
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './domain/webhooks.js'
+import ipaddr from 'ipaddr.js'
 
 const Int = (options: { default: number; minimum: number; maximum?: number; description: string }) => Type.Integer(options)
 
@@ -138,6 +140,36 @@ export const ConfigSchema = Type.Object(
     REQUEST_TIMEOUT_MS: Int({ default: 30000, minimum: 1000, description: 'Maximum time to receive a whole request' }),
     SHUTDOWN_GRACE_MS: Int({ default: 10000, minimum: 100, description: 'Time in-flight requests get to finish on SIGTERM' }),
     BODY_LIMIT_BYTES: Int({ default: 1048576, minimum: 1024, maximum: 10485760, description: 'Largest accepted request body' }),
+    WEBHOOK_WORKER: Type.Boolean({
+      default: true,
+      description: 'Deliver webhooks from this process (every API process may; they share the queue)',
+    }),
+    WEBHOOK_RETRY_SCHEDULE: Type.String({
+      default: DEFAULT_RETRY_SCHEDULE,
+      minLength: 2,
+      description: 'Delays between webhook attempts, comma-separated (<n>ms|s|m|h|d), each ±20%; default: the Standard Webhooks schedule',
+    }),
+    WEBHOOK_ALLOW_HTTP: Type.Boolean({ default: false, description: 'Accept http: webhook URLs (https only by default)' }),
+    WEBHOOK_ALLOWED_CIDRS: Type.Optional(
+      Type.String({
+        description:
+          'Comma-separated address ranges webhooks may reach although private or loopback (development and tests); logged at start',
+      }),
+    ),
+    WEBHOOK_POLL_INTERVAL_MS: Int({
+      default: 1000,
+      minimum: 50,
+      maximum: 60000,
+      description: 'How often the webhook worker looks for due deliveries (a commit in this process wakes it at once)',
+    }),
+    WEBHOOK_LEASE_SECONDS: Int({
+      default: 60,
+      minimum: 20,
+      maximum: 3600,
+      description:
+        'How long a claimed delivery stays claimed; after a crash it is retried once the lease ends (above the 15 s request bound)',
+    }),
+    WEBHOOK_CONCURRENCY: Int({ default: 16, minimum: 1, maximum: 256, description: 'Webhook requests in flight per process' }),
   },
   { additionalProperties: false },
 )
@@ -194,7 +226,23 @@ function orderingProblems(config: Config): string[] {
   }
   mustBeBelow('IDEMPOTENCY_LOCK_TIMEOUT_MS', 'DATABASE_STATEMENT_TIMEOUT_MS')
   mustBeBelow('DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_QUERY_TIMEOUT_MS')
+  if (!parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE)) {
+    problems.push(`WEBHOOK_RETRY_SCHEDULE=${JSON.stringify(config.WEBHOOK_RETRY_SCHEDULE)}: must be delays such as 5s,5m,30m,2h`)
+  }
+  if (config.WEBHOOK_ALLOWED_CIDRS && !validCidrs(config.WEBHOOK_ALLOWED_CIDRS)) {
+    problems.push(`WEBHOOK_ALLOWED_CIDRS=${JSON.stringify(config.WEBHOOK_ALLOWED_CIDRS)}: must be CIDR ranges such as 127.0.0.0/8,::1/128`)
+  }
   return problems
+}
+
+/** Comma-separated CIDR ranges, every one of which parses. */
+function validCidrs(text: string): boolean {
+  try {
+    for (const part of text.split(',').map((p) => p.trim())) if (part) ipaddr.parseCIDR(part)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**

@@ -13,6 +13,8 @@ export interface Metrics {
   allocationCreated(currency: string): void
   allocationReplayed(currency: string): void
   allocationReversed(currency: string): void
+  /** One webhook attempt, by what came of it: succeeded, failed (a non-2xx answer), gone (410) or error (no answer). */
+  webhookAttempt(outcome: string): void
 }
 
 export const noMetrics: Metrics = {
@@ -21,6 +23,7 @@ export const noMetrics: Metrics = {
   allocationCreated: () => {},
   allocationReplayed: () => {},
   allocationReversed: () => {},
+  webhookAttempt: () => {},
 }
 
 export interface PoolStats {
@@ -68,6 +71,7 @@ export class PrometheusMetrics implements Metrics {
   private readonly allocations: Counter<'currency'>
   private readonly replays: Counter<'currency'>
   private readonly reversals: Counter<'currency'>
+  private readonly webhookAttempts: Counter<'outcome'>
   private readonly rateLimitErrors: Counter
   private readonly sourceErrors: Counter<'source'>
   private readonly inFlight = new Map<string, Promise<unknown>>()
@@ -109,6 +113,12 @@ export class PrometheusMetrics implements Metrics {
       labelNames: ['currency'],
       registers,
     })
+    this.webhookAttempts = new Counter({
+      name: 'canopy_webhook_attempts_total',
+      help: 'Webhook delivery attempts, by outcome: succeeded (2xx), failed (another status), gone (410: endpoint disabled), error (no answer)',
+      labelNames: ['outcome'],
+      registers,
+    })
     this.reversals = new Counter({
       name: 'canopy_allocations_reversed_total',
       help: 'Funds allocations reversed, by currency',
@@ -137,7 +147,7 @@ export class PrometheusMetrics implements Metrics {
     }
     new Gauge({
       name: 'canopy_outbox_pending',
-      help: 'Messages waiting in an outbox (tax_receipts: receipts not yet sent or given up)',
+      help: 'Messages waiting in an outbox (tax_receipts: receipts not yet sent or given up; webhook_deliveries: deliveries not yet succeeded or failed)',
       labelNames: ['outbox'],
       registers,
       async collect() {
@@ -253,6 +263,10 @@ export class PrometheusMetrics implements Metrics {
 
   allocationReplayed(currency: string): void {
     this.replays.inc({ currency })
+  }
+
+  webhookAttempt(outcome: string): void {
+    this.webhookAttempts.inc({ outcome })
   }
 
   allocationReversed(currency: string): void {

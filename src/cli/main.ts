@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { once } from 'node:events'
 import { parseArgs } from 'node:util'
 import type { Kysely } from 'kysely'
-import { ConfigError, loadConfig, loadDotEnvFile } from '../config.js'
+import { ConfigError, loadConfig, loadDotEnvFile, type Config } from '../config.js'
 import { DataDirLockedError, openConfiguredDatabase } from '../db/connect.js'
 import type { Database } from '../db/database.js'
 import { PendingMigrationsError, prepareSchema } from '../db/migrate.js'
@@ -30,6 +30,10 @@ import {
 } from '../services/organisations.js'
 import { presentApiKey, presentIssuedKey, presentRotatedKey } from '../http/presenters/api-keys.js'
 import { presentOrganisation } from '../http/presenters/organisations.js'
+import { presentWebhookEndpoint } from '../http/presenters/webhook-endpoints.js'
+import { EVENT_TYPES, WEBHOOK_FORMATS, type WebhookFormat } from '../domain/webhooks.js'
+import { AddressPolicy } from '../services/webhooks/address-policy.js'
+import { createEndpointAsOperator, deleteEndpointAsOperator, listEndpointsAsOperator } from '../services/webhooks/endpoints.js'
 import { csvChunks } from '../http/presenters/reconciliation-csv.js'
 import { AccessResolver } from '../services/access.js'
 import { exportImpactRecordsAsOperator } from '../services/reconciliation.js'
@@ -52,6 +56,10 @@ export const USAGE = `Usage: npm run cli -- <command> [options]
                                             0 (now) to 2592000 (30 days), default 86400 (24 h)
   catalogue import <file.json> | --demo     impact partners, projects, organisation partner lists (upsert)
   factors import <file.csv>                 emission factors (upsert; they take precedence over the defaults)
+  webhooks create --organisation <uuid> --url <https url> [--events <type,type|*>] [--format standard|ekko]
+                  [--description <s>]       a webhook endpoint; its signing secret (whsec_…) is shown once
+  webhooks list --organisation <uuid>
+  webhooks delete <endpoint id>
   fx import <file.csv>                      ECB reference rates: eurofxref.csv or eurofxref-hist.csv (upsert by date and
                                             currency); new quotes use the latest date
   report allocations --from <iso> --to <iso> [--organisation <uuid>]
@@ -109,7 +117,7 @@ interface Command {
   options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>
   /** Usage checks that need no database, run before it is opened. */
   validate?(options: Options, positionals: string[]): void
-  run(db: Kysely<Database>, options: Options, positionals: string[], now: Date): Promise<unknown>
+  run(db: Kysely<Database>, options: Options, positionals: string[], now: Date, config: Config): Promise<unknown>
 }
 
 const str = { type: 'string' } as const
@@ -251,6 +259,42 @@ export const COMMANDS: Record<string, Command> = {
       return importEmissionFactors(db, readText(positionals[0] ?? ''), now)
     },
   },
+  'webhooks create': {
+    options: { organisation: str, url: str, events: str, format: str, description: str },
+    async run(db, options, _p, now, config) {
+      const format = optional(options, 'format') ?? 'standard'
+      if (!(WEBHOOK_FORMATS as readonly string[]).includes(format)) throw new UsageError('--format must be standard or ekko')
+      const events = (optional(options, 'events') ?? '*').split(',').map((e) => e.trim())
+      const unknown = events.filter((e) => e !== '*' && !(EVENT_TYPES as readonly string[]).includes(e))
+      if (unknown.length > 0)
+        throw new UsageError(`--events: unknown event type ${unknown.join(', ')} (known: ${EVENT_TYPES.join(', ')}, *)`)
+      const { endpoint, secret } = await createEndpointAsOperator(
+        db,
+        {
+          organisationId: uuid(options, 'organisation'),
+          url: required(options, 'url'),
+          enabledEvents: events,
+          format: format as WebhookFormat,
+          description: optional(options, 'description'),
+        },
+        { policy: new AddressPolicy(config.WEBHOOK_ALLOWED_CIDRS), allowHttp: config.WEBHOOK_ALLOW_HTTP },
+        now,
+      )
+      return { ...presentWebhookEndpoint(endpoint), secret }
+    },
+  },
+  'webhooks list': {
+    options: { organisation: str },
+    run: async (db, options) => ({ data: (await listEndpointsAsOperator(db, uuid(options, 'organisation'))).map(presentWebhookEndpoint) }),
+  },
+  'webhooks delete': {
+    options: {},
+    async run(db, _options, positionals) {
+      const id = positionals[0] ?? ''
+      if (positionals.length !== 1 || !UUID.test(id)) throw new UsageError('give exactly one webhook endpoint id')
+      return { deleted: presentWebhookEndpoint(await deleteEndpointAsOperator(db, id.toLowerCase())) }
+    },
+  },
   'report allocations': {
     options: { from: str, to: str, organisation: str },
     validate(options) {
@@ -320,7 +364,7 @@ export async function main(argv: string[]): Promise<number> {
   const database = await openConfiguredDatabase(config)
   try {
     await prepareSchema(database.db, database.backend === 'pglite')
-    const result = await command.run(database.db, parsed.values, parsed.positionals, new Date())
+    const result = await command.run(database.db, parsed.values, parsed.positionals, new Date(), config)
     if (result instanceof TextOutput) {
       for await (const chunk of result.chunks) {
         if (!process.stdout.write(chunk)) await once(process.stdout, 'drain')

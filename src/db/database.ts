@@ -274,6 +274,62 @@ export interface FxRatesTable {
   imported_at: Date
 }
 
+export interface WebhookEndpointsTable {
+  id: string
+  organisation_id: string
+  url: string
+  description: string
+  enabled_events: string[]
+  format: 'standard' | 'ekko'
+  status: 'enabled' | 'disabled'
+  disabled_reason: ColumnType<string | null, string | null | undefined, string | null>
+  failing_since: ColumnType<Date | null, Date | null | undefined, Date | null>
+  created_at: Date
+  updated_at: Date
+}
+
+export interface WebhookEndpointSecretsTable {
+  id: string
+  endpoint_id: string
+  secret: string
+  created_at: Date
+  expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>
+}
+
+/** body (and ekko_body for ekko-format endpoints) are sent exactly as stored. */
+export interface WebhookEventsTable {
+  id: string
+  organisation_id: string
+  type: string
+  body: string
+  ekko_body: string | null
+  created_at: Date
+}
+
+export interface WebhookDeliveriesTable {
+  id: string
+  event_id: string
+  endpoint_id: string
+  status: ColumnType<'pending' | 'succeeded' | 'failed', 'pending' | undefined, 'pending' | 'succeeded' | 'failed'>
+  attempts: Generated<number>
+  /** A manual retry: one attempt, never rescheduled. */
+  manual: Generated<boolean>
+  next_attempt_at: Date
+  locked_until: Date | null
+  last_attempt_at: Date | null
+  created_at: Date
+}
+
+export interface WebhookAttemptsTable {
+  id: string
+  delivery_id: string
+  attempted_at: Date
+  duration_ms: number
+  status_code: number | null
+  error: string | null
+  response_body: string | null
+}
+
 export interface Database {
   organisations: OrganisationsTable
   api_keys: ApiKeysTable
@@ -289,6 +345,11 @@ export interface Database {
   allocation_reversals: AllocationReversalsTable
   tax_receipts: TaxReceiptsTable
   fx_rates: FxRatesTable
+  webhook_endpoints: WebhookEndpointsTable
+  webhook_endpoint_secrets: WebhookEndpointSecretsTable
+  webhook_events: WebhookEventsTable
+  webhook_deliveries: WebhookDeliveriesTable
+  webhook_attempts: WebhookAttemptsTable
 }
 
 export type OrganisationRow = Selectable<OrganisationsTable>

@@ -55,13 +55,17 @@ export const ERROR_CODES = {
   MCC_REQUIRED: { status: 400, when: 'a quote has no merchant and its organisation has no MCC' },
   NO_CREDITS_IN_QUOTE: { status: 400, when: 'credits were allocated against a quote without a credits section (a nature quote)' },
   IMPACT_PARTNER_NOT_FOUND: { status: 400, when: "an id in contribution.impactPartnerIds is not one of the quote's contribution partners" },
+  WEBHOOK_URL_REFUSED: {
+    status: 400,
+    when: 'a webhook url is not http(s) (http only with WEBHOOK_ALLOW_HTTP), has user info, or its host is or resolves to a refused address (loopback, private, link-local, CGNAT, metadata, unspecified, IPv4-mapped, unique-local)',
+  },
   INVALID_DATE_RANGE: {
     status: 400,
     when: 'a reconciliation window has dateTimeFrom at or after dateTimeTo, or is longer than 366 days',
   },
   INVALID_CURSOR: {
     status: 400,
-    when: "a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent",
+    when: "a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent; a webhook deliveries cursor is not a delivery of that endpoint",
   },
   UNAUTHORIZED: {
     status: 401,
@@ -79,6 +83,10 @@ export const ERROR_CODES = {
   API_KEY_ALREADY_ROTATED: {
     status: 409,
     when: 'the API key to rotate was already rotated; rotate its replacement, or revoke it to end its grace period now',
+  },
+  WEBHOOK_ENDPOINT_DISABLED: {
+    status: 409,
+    when: 'a test, retry or recovery was asked of a disabled webhook endpoint; enable it first',
   },
   SESSION_EXPIRED: { status: 410, when: 'the session is past expiresAt; create a new session' },
   REQUEST_TIMEOUT: { status: 408, when: 'the whole request did not arrive within REQUEST_TIMEOUT_MS' },

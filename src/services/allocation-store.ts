@@ -13,6 +13,7 @@ import {
   type NewTaxReceipt,
   type Reversal,
 } from '../db/repositories/allocations.js'
+import type { WebhookEventDraft } from '../db/repositories/webhooks.js'
 import { Batcher } from './batcher.js'
 
 export interface IdempotencyKeyRef {
@@ -22,7 +23,7 @@ export interface IdempotencyKeyRef {
 
 export class AllocationStore {
   private readonly keys: Batcher<IdempotencyKeyRef, Allocation | undefined>
-  private readonly writer: Batcher<Allocation, boolean>
+  private readonly writer: Batcher<{ allocation: Allocation; event: WebhookEventDraft }, boolean>
 
   constructor(private readonly db: Kysely<Database>) {
     this.keys = new Batcher((refs) => findAllocationsByKeys(this.db, refs))
@@ -34,18 +35,18 @@ export class AllocationStore {
     return this.keys.submit(ref)
   }
 
-  /** Writes the allocation (and its receipt, in the same statement); false when the key was already used. */
-  insert(allocation: Allocation, receipt: NewTaxReceipt | null): Promise<boolean> {
-    return receipt ? insertAllocationWithReceipt(this.db, allocation, receipt) : this.writer.submit(allocation)
+  /** Writes the allocation (with its receipt and its webhook event, in the same statement); false when the key was already used. */
+  insert(allocation: Allocation, receipt: NewTaxReceipt | null, event: WebhookEventDraft): Promise<boolean> {
+    return receipt ? insertAllocationWithReceipt(this.db, allocation, receipt, event) : this.writer.submit({ allocation, event })
   }
 
   findById(id: string): Promise<Allocation | undefined> {
     return findAllocationById(this.db, id)
   }
 
-  /** Records the reversal unless the allocation already has one; true when this call recorded it. */
-  insertReversal(reversal: Reversal): Promise<boolean> {
-    return insertReversal(this.db, reversal)
+  /** Records the reversal and its webhook event unless the allocation already has one; true when this call recorded it. */
+  insertReversal(reversal: Reversal, event: WebhookEventDraft): Promise<boolean> {
+    return insertReversal(this.db, reversal, event)
   }
 
   /** Resolves once every lookup and insert submitted so far has settled. */

@@ -15,6 +15,9 @@ import type { QuoteStore } from './quote-store.js'
 import { getQuote } from './quotes.js'
 import type { ReferenceDataCache } from './reference-data.js'
 import { newId } from '../ids.js'
+import { buildImpactRecord, reversalImpactRecord, type ImpactRecord } from '../domain/impact-record.js'
+import type { OrganisationSettings } from './reference-data.js'
+import { impactEvent, type WebhookWake } from './webhooks/events.js'
 
 export interface AllocationDeps {
   readonly access: AccessResolver
@@ -23,6 +26,8 @@ export interface AllocationDeps {
   readonly reference: ReferenceDataCache
   readonly clock: Clock
   readonly metrics: Metrics
+  /** Told when an allocation or reversal (and so its webhook event) has been committed. */
+  readonly webhooks: WebhookWake
 }
 
 export interface AllocationInput {
@@ -184,16 +189,19 @@ export async function allocateFunds(
       },
     }
   }
+  const record = impactRecordOf(allocation, await deps.reference.organisationSettings(quote.organisationId))
+  const event = impactEvent({ id: newId(), type: 'allocation.created', record, footprint: quote.locked.footprint })
   // Losing a race to a duplicate means replaying its result; if that writer rolled back, try again.
   for (let attempt = 0; attempt < 3; attempt++) {
     let inserted: boolean
     try {
-      inserted = await deps.allocations.insert(allocation, receipt)
+      inserted = await deps.allocations.insert(allocation, receipt, event)
     } catch (error) {
       if (isLockTimeout(error)) throw inUse()
       throw error
     }
     if (inserted) {
+      deps.webhooks.wake()
       deps.metrics.allocationCreated(allocation.currencyCode)
       return { allocation, replayed: false }
     }
@@ -218,15 +226,37 @@ export function getAllocation(deps: Pick<AllocationDeps, 'access' | 'allocations
   return allocationOfTree(deps, principal, id)
 }
 
+/** The reconciliation record of an allocation (what GET …/:id/impact shows), from what is at hand when it is written. */
+function impactRecordOf(allocation: Allocation, organisation: OrganisationSettings): ImpactRecord {
+  return buildImpactRecord({
+    allocation,
+    collectionOrganisationId: allocation.collectionOrganisationId,
+    consumerReference: allocation.consumerReference,
+    merchant: allocation.merchant,
+    fundsOrganisation: {
+      reference: organisation.organisationReference,
+      name: organisation.tradingName,
+      mcc: organisation.mcc,
+      address: organisation.address,
+    },
+  })
+}
+
 /** Reverses an allocation in full (negated amounts, same rates); a second reversal → ALREADY_REVERSED. */
 export async function reverseFundsAllocation(
-  deps: Pick<AllocationDeps, 'access' | 'allocations' | 'clock' | 'metrics'>,
+  deps: Pick<AllocationDeps, 'access' | 'allocations' | 'quotes' | 'reference' | 'clock' | 'metrics' | 'webhooks'>,
   principal: Principal,
   id: string,
 ): Promise<AllocationView> {
   const allocation = await allocationOfTree(deps, principal, id)
   const reversal = { id: newId(), allocationId: allocation.id, organisationId: allocation.organisationId, createdAt: deps.clock() }
-  if (!(await deps.allocations.insertReversal(reversal))) throw new AppError('ALREADY_REVERSED', 'funds allocation is already reversed')
+  const quote = await getQuote(deps, principal, allocation.quoteId)
+  const organisation = await deps.reference.organisationSettings(allocation.organisationId)
+  const record = reversalImpactRecord(impactRecordOf(allocation, organisation), reversal)
+  const event = impactEvent({ id: newId(), type: 'allocation.reversed', record, footprint: quote.locked.footprint })
+  if (!(await deps.allocations.insertReversal(reversal, event)))
+    throw new AppError('ALREADY_REVERSED', 'funds allocation is already reversed')
+  deps.webhooks.wake()
   deps.metrics.allocationReversed(allocation.currencyCode)
   return { ...allocation, split: reverseAllocation(allocation.split), createdAt: reversal.createdAt, reversalId: reversal.id }
 }

@@ -1,7 +1,7 @@
 // In-process cache of what pricing reads on every quote: the catalogue, imported emission factors, the exchange
 // rates in use and organisation settings. Entries live CATALOGUE_CACHE_TTL_MS; concurrent misses share one load.
 import type { Kysely } from 'kysely'
-import type { Database } from '../db/database.js'
+import type { AddressJson, Database } from '../db/database.js'
 import { findActiveProjects, findAllowedPartnerIds, findImpactPartners, findImportedFactors } from '../db/repositories/catalogue.js'
 import { findOrganisationById } from '../db/repositories/organisations.js'
 import { DEFAULT_EMISSION_FACTORS } from '../domain/data/emission-factors.js'
@@ -15,6 +15,9 @@ import { loadFxInUse, type FxInUse } from './fx.js'
 export interface OrganisationSettings {
   id: string
   tradingName: string
+  /** The operator's own reference for the organisation (reconciliation records carry it). */
+  organisationReference: string | null
+  address: AddressJson
   mcc: string | null
   countryCode: string
   state: string | null
@@ -83,6 +86,8 @@ export class ReferenceDataCache {
           const settings: OrganisationSettings = {
             id: row.id,
             tradingName: row.tradingName,
+            organisationReference: row.organisationReference,
+            address: row.address,
             mcc: row.mcc,
             countryCode: row.address.countryCode,
             state: row.address.state ?? null,

@@ -125,6 +125,13 @@ describe('health and docs', () => {
       '/v3/organisations/{id}',
       '/v3/post-purchase/sessions',
       '/v3/post-purchase/sessions/{id}',
+      '/v3/webhook-endpoints',
+      '/v3/webhook-endpoints/deliveries/{deliveryId}/retry',
+      '/v3/webhook-endpoints/{id}',
+      '/v3/webhook-endpoints/{id}/deliveries',
+      '/v3/webhook-endpoints/{id}/recover',
+      '/v3/webhook-endpoints/{id}/rotate-secret',
+      '/v3/webhook-endpoints/{id}/test',
     ])
     const quoteBody = spec.paths['/quotes/carbon'].post.requestBody.content['application/json']
     expect(JSON.stringify(quoteBody)).toContain('Blossom & Bloom')

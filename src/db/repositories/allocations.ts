@@ -4,6 +4,7 @@
 import { sql, type Kysely } from 'kysely'
 import type { AllocationSplit } from '../../domain/types.js'
 import type { AllocationRow, Database, NewAllocationRow, StoredAllocationEntry, StoredMerchant, TaxReceiptPayload } from '../database.js'
+import { insertWithEvents, type WebhookEventDraft } from './webhooks.js'
 
 export interface Allocation {
   id: string
@@ -148,57 +149,57 @@ export async function findAllocationsByKeys(
 }
 
 /**
- * Writes several allocations (none with a tax receipt) in one statement; returns, per allocation, whether it
- * was written (false: its organisation had already used the key, possibly within this very batch, in which
- * case the first row wins). The unique (organisation_id, idempotency_key) constraint decides races: a
- * concurrent duplicate waits for the first writer (bounded by lock_timeout) and then inserts nothing.
+ * Writes several allocations (none with a tax receipt), each with its webhook event and the event's deliveries, in
+ * one statement; returns, per allocation, whether it was written (false: its organisation had already used the
+ * key, possibly within this very batch, in which case the first row wins, and no event is written for it). The
+ * unique (organisation_id, idempotency_key) constraint decides races: a concurrent duplicate waits for the first
+ * writer (bounded by lock_timeout) and then inserts nothing.
  */
-export async function insertAllocations(db: Kysely<Database>, allocations: readonly Allocation[]): Promise<boolean[]> {
-  if (allocations.length === 0) return []
-  const written = await db
+export async function insertAllocations(
+  db: Kysely<Database>,
+  items: readonly { allocation: Allocation; event: WebhookEventDraft }[],
+): Promise<boolean[]> {
+  if (items.length === 0) return []
+  const insert = db
     .insertInto('allocations')
-    .values(allocations.map(allocationToRow))
+    .values(items.map((i) => allocationToRow(i.allocation)))
     .onConflict((oc) => oc.columns(['organisation_id', 'idempotency_key']).doNothing())
     .returning('id')
-    .execute()
-  const ids = new Set(written.map((r) => r.id))
-  return allocations.map((a) => ids.has(a.id))
+  const ids = new Set(
+    await insertWithEvents(
+      db,
+      insert,
+      items.map((i) => ({ sourceId: i.allocation.id, event: i.event })),
+    ),
+  )
+  return items.map((i) => ids.has(i.allocation.id))
 }
 
 /**
- * Writes an allocation and its tax-receipt outbox row in ONE statement: the receipt is inserted from the
- * allocation's RETURNING, so it exists only if the allocation was. False when the key was already used.
+ * Writes an allocation, its tax-receipt outbox row and its webhook event (with deliveries) in ONE statement: the
+ * receipt and the event are inserted from the allocation's RETURNING, so they exist only if the allocation was.
+ * False when the key was already used.
  */
-export async function insertAllocationWithReceipt(db: Kysely<Database>, allocation: Allocation, receipt: NewTaxReceipt): Promise<boolean> {
-  const rows = await db
-    .with('inserted', (qb) =>
-      qb
-        .insertInto('allocations')
-        .values(allocationToRow(allocation))
-        .onConflict((oc) => oc.columns(['organisation_id', 'idempotency_key']).doNothing())
-        .returning('id'),
-    )
-    .insertInto('tax_receipts')
-    .columns(['id', 'allocation_id', 'organisation_id', 'consumer_email', 'payload', 'status', 'attempts', 'next_attempt_at', 'created_at'])
-    // Values in a SELECT list have no column to take their type from: cast them.
-    .expression((eb) =>
-      eb
-        .selectFrom('inserted')
-        .select([
-          eb.cast<string>(eb.val(receipt.id), 'uuid').as('id'),
-          'inserted.id as allocation_id',
-          eb.cast<string>(eb.val(allocation.organisationId), 'uuid').as('organisation_id'),
-          eb.cast<string>(eb.val(receipt.consumerEmail), 'text').as('consumer_email'),
-          eb.cast<string>(eb.val(JSON.stringify(receipt.payload)), 'jsonb').as('payload'),
-          sql.lit('pending').as('status'),
-          sql.lit(0).as('attempts'),
-          eb.cast<Date>(eb.val(allocation.createdAt), 'timestamptz').as('next_attempt_at'),
-          eb.cast<Date>(eb.val(allocation.createdAt), 'timestamptz').as('created_at'),
-        ]),
-    )
-    .returning('allocation_id')
-    .execute()
-  return rows.length === 1
+export async function insertAllocationWithReceipt(
+  db: Kysely<Database>,
+  allocation: Allocation,
+  receipt: NewTaxReceipt,
+  event: WebhookEventDraft,
+): Promise<boolean> {
+  const insert = db
+    .insertInto('allocations')
+    .values(allocationToRow(allocation))
+    .onConflict((oc) => oc.columns(['organisation_id', 'idempotency_key']).doNothing())
+    .returning('id')
+  const receiptRow = sql`
+    written_receipt AS (
+      INSERT INTO tax_receipts (id, allocation_id, organisation_id, consumer_email, payload, status, attempts, next_attempt_at, created_at)
+      SELECT ${receipt.id}::uuid, w.id, ${allocation.organisationId}::uuid, ${receipt.consumerEmail}::text,
+        ${JSON.stringify(receipt.payload)}::jsonb, 'pending', 0, ${allocation.createdAt}::timestamptz, ${allocation.createdAt}::timestamptz
+      FROM written w
+    )`
+  const written = await insertWithEvents(db, insert, [{ sourceId: allocation.id, event }], receiptRow)
+  return written.length === 1
 }
 
 export async function findAllocationById(db: Kysely<Database>, id: string): Promise<Allocation | undefined> {
@@ -207,11 +208,12 @@ export async function findAllocationById(db: Kysely<Database>, id: string): Prom
 }
 
 /**
- * Records the reversal unless the allocation already has one; true when this call recorded it. One statement: what
- * the reversal's record is filtered by (tree, consumer reference) is copied from its allocation by the INSERT.
+ * Records the reversal and its webhook event unless the allocation already has one; true when this call recorded
+ * it. One statement: what the reversal's record is filtered by (tree, consumer reference) is copied from its
+ * allocation by the INSERT, and the event is written from its RETURNING.
  */
-export async function insertReversal(db: Kysely<Database>, reversal: Reversal): Promise<boolean> {
-  const result = await db
+export async function insertReversal(db: Kysely<Database>, reversal: Reversal, event: WebhookEventDraft): Promise<boolean> {
+  const insert = db
     .insertInto('allocation_reversals')
     .columns(['id', 'allocation_id', 'organisation_id', 'created_at', 'root_organisation_id', 'consumer_reference'])
     .expression((eb) =>
@@ -228,8 +230,9 @@ export async function insertReversal(db: Kysely<Database>, reversal: Reversal): 
         .where('a.id', '=', reversal.allocationId),
     )
     .onConflict((oc) => oc.column('allocation_id').doNothing())
-    .executeTakeFirst()
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
+    .returning('id')
+  const written = await insertWithEvents(db, insert, [{ sourceId: reversal.id, event }])
+  return written.length === 1
 }
 
 /** Money invariant, for tests and operators: allocations whose entries do not sum to the amounts paid. */
