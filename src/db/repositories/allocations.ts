@@ -69,7 +69,7 @@ const amountsOf = (e: StoredAllocationEntry) => ({
 })
 
 /** Entries are stored exactly as the domain formatted them (jsonb keeps strings as written). */
-const splitOf = (currencyCode: string, entries: readonly StoredAllocationEntry[]): AllocationSplit => ({
+export const splitOf = (currencyCode: string, entries: readonly StoredAllocationEntry[]): AllocationSplit => ({
   currencyCode,
   credits: entries
     .filter((e) => e.kind === 'credit')

@@ -3,8 +3,8 @@
 // scans are merged (Merge Append), so a page costs its own size whatever the tables hold: keyset, never OFFSET.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { AddressJson, Database, StoredAllocationEntry, StoredMerchant } from '../database.js'
-import type { AllocationSplit } from '../../domain/types.js'
 import type { ImpactRecordSource } from '../../domain/impact-record.js'
+import { splitOf } from './allocations.js'
 
 /** Which records: one tree (optionally some of its organisations), a window [from, to) and the optional filters. */
 export interface ImpactRecordFilter {
@@ -60,34 +60,6 @@ interface RecordRow {
   merchant: StoredMerchant | null
   organisation: { reference: string | null; name: string; mcc: string | null; address: AddressJson | null } | null
 }
-
-const splitOf = (currencyCode: string, entries: readonly StoredAllocationEntry[]): AllocationSplit => ({
-  currencyCode,
-  credits: entries
-    .filter((e) => e.kind === 'credit')
-    .map((e) => ({
-      projectId: e.projectId ?? '',
-      impactPartnerId: e.impactPartnerId,
-      impactAmount: e.impactAmount,
-      impactSalesTaxAmount: e.impactSalesTaxAmount,
-      impactSalesTaxRate: e.impactSalesTaxRate,
-      serviceFeeAmount: e.serviceFeeAmount,
-      serviceFeeSalesTaxAmount: e.serviceFeeSalesTaxAmount,
-      serviceFeeSalesTaxRate: e.serviceFeeSalesTaxRate,
-      quantityTonnes: e.quantityTonnes ?? '0',
-    })),
-  contributions: entries
-    .filter((e) => e.kind === 'contribution')
-    .map((e) => ({
-      impactPartnerId: e.impactPartnerId,
-      impactAmount: e.impactAmount,
-      impactSalesTaxAmount: e.impactSalesTaxAmount,
-      impactSalesTaxRate: e.impactSalesTaxRate,
-      serviceFeeAmount: e.serviceFeeAmount,
-      serviceFeeSalesTaxAmount: e.serviceFeeSalesTaxAmount,
-      serviceFeeSalesTaxRate: e.serviceFeeSalesTaxRate,
-    })),
-})
 
 const recordFromRow = (row: RecordRow): StoredImpactRecord => ({
   id: row.record_id,
