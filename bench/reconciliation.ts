@@ -15,7 +15,7 @@ import { createApiKey } from '../src/services/api-keys.js'
 import { createOrganisationWithKey } from '../src/services/organisations.js'
 import { databaseUrl, withClient } from './harness/database.js'
 import { drive } from './harness/load.js'
-import { freePort, startService, stopService, type Service } from './harness/processes.js'
+import { startApi, stopService, type Service } from './harness/processes.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -239,23 +239,7 @@ async function main(): Promise<void> {
     }
     await handle.close()
 
-    const port = await freePort()
-    service = await startService({
-      name: 'api (recon)',
-      cwd: root,
-      args: ['--import', 'tsx', 'src/server.ts'],
-      env: {
-        PATH: process.env.PATH,
-        DATABASE_URL: url,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        RATE_LIMIT_PER_MINUTE: '1000000000',
-        DATABASE_POOL_MAX: '10',
-      },
-      port,
-      readyPath: '/healthz',
-    })
+    service = await startApi({ name: 'api (recon)', cwd: root, databaseUrl: url, logLevel: 'warn' })
     const results: { name: string; p50: number; p99: number; rps: number; unexpected: number; sorts: boolean; sqlMs: number }[] = []
     for (const [i, shape] of shapes.entries()) {
       const request = {

@@ -13,7 +13,7 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import { loadBenchConfig, selected, type BenchConfig } from './harness/config.js'
 import { DatabaseSide, databaseUrl, withClient, type DatabaseMeter } from './harness/database.js'
 import { drive, type ResolvedRequest } from './harness/load.js'
-import { cpuSecondsOf, freePort, startService, stopService, type Service } from './harness/processes.js'
+import { cpuSecondsOf, freePort, startApi, startService, stopService, type Service } from './harness/processes.js'
 import {
   databaseDetails,
   databaseTable,
@@ -163,26 +163,7 @@ async function main(): Promise<void> {
     } finally {
       await handle.close()
     }
-    const port = await freePort()
-    const service = await startService({
-      name: `api (${group.name})`,
-      cwd: root,
-      args: ['dist/src/server.js'],
-      env: {
-        PATH: process.env.PATH,
-        DATABASE_URL: url,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: config.logLevel,
-        RATE_LIMIT_PER_MINUTE: '1000000000',
-        DATABASE_POOL_MAX: '10',
-        // Metrics on (the default), on a port of their own so that nothing else on the machine is in the way.
-        METRICS_PORT: String(await freePort()),
-        ...group.env,
-      },
-      port,
-      readyPath: '/healthz',
-    })
+    const service = await startApi({ name: `api (${group.name})`, cwd: root, databaseUrl: url, logLevel: config.logLevel, env: group.env })
     services.push(service)
     const api: System = { service, meter: side?.meter(name, url) }
     const requests = await group.prepare(service.url)

@@ -17,7 +17,7 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import { loadBenchConfig } from './harness/config.js'
 import { databaseUrl, withClient } from './harness/database.js'
 import { drive, type ResolvedRequest } from './harness/load.js'
-import { freePort, startService, stopService, type Service } from './harness/processes.js'
+import { startApi, stopService, type Service } from './harness/processes.js'
 import { createQuote, seedMerchant } from './scenarios.js'
 
 const config = loadBenchConfig()
@@ -50,25 +50,12 @@ async function main(): Promise<void> {
   try {
     await migrateToLatest(handle.db)
     const merchant = await seedMerchant(handle.db)
-    const port = await freePort()
-    service = await startService({
+    service = await startApi({
       name: 'api',
       cwd: root,
-      // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the API.
-      args: [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/src/server.js'],
-      env: {
-        PATH: process.env.PATH,
-        DATABASE_URL: url,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: config.logLevel,
-        RATE_LIMIT_PER_MINUTE: '1000000000',
-        DATABASE_POOL_MAX: '10',
-        WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
-        WEBHOOK_ALLOW_HTTP: 'true',
-      },
-      port,
-      readyPath: '/healthz',
+      databaseUrl: url,
+      logLevel: config.logLevel,
+      env: { WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', WEBHOOK_ALLOW_HTTP: 'true' },
     })
     const m = await createQuote(service.url, merchant)
     const auth = { authorization: `Bearer ${m.apiKey}`, 'content-type': 'application/json' }

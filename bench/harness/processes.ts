@@ -124,3 +124,36 @@ export async function stopService(service: Service, graceMs = 5000): Promise<voi
   await exited
   clearTimeout(timer)
 }
+
+/**
+ * The compiled API (`dist/src/server.js`, built by the bench's npm script) as every bench runs it: on `databaseUrl`,
+ * a free port, the rate limit out of the way, a pool of 10, metrics on a free port of their own, plus `env`.
+ * BENCH_NODE_ARGS adds Node flags (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it).
+ */
+export async function startApi(options: {
+  name: string
+  cwd: string
+  databaseUrl: string
+  logLevel: string
+  env?: Record<string, string>
+}): Promise<Service> {
+  const port = await freePort()
+  return startService({
+    name: options.name,
+    cwd: options.cwd,
+    args: [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/src/server.js'],
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: options.databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: options.logLevel,
+      RATE_LIMIT_PER_MINUTE: '1000000000',
+      DATABASE_POOL_MAX: '10',
+      METRICS_PORT: String(await freePort()),
+      ...options.env,
+    },
+    port,
+    readyPath: '/healthz',
+  })
+}
