@@ -5,7 +5,7 @@
 // checks with EXPLAIN that no page's plan sorts, and streams a CSV export of about 100,000 records measuring rows/s
 // and the API's memory growth. Settings: RECON_ALLOCATIONS, RECON_SECONDS (per shape, default 5),
 // RECON_CONNECTIONS (default 10), BENCH_DATABASE_URL / DATABASE_URL (the Postgres server to use), RECON_DATABASE (the
-// name of a database this bench seeded before, kept: it is reused as it is, with new keys, and not dropped).
+// name of a database to keep: seeded when it does not exist yet, else reused as it is, with new keys; never dropped).
 import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import { openPostgres } from '../src/db/connect.js'
@@ -107,8 +107,19 @@ async function seed(url: string): Promise<{ rootKey: string; childKey: string; r
          JOIN allocations a ON a.id = ('00000000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid`,
       )
       .execute(db)
+    // The partner rows, as the allocation and reversal INSERTs write them (src/db/repositories/allocations.ts).
+    await sql`
+      INSERT INTO impact_record_partners (impact_partner_id, root_organisation_id, funds_date_time, record_id, organisation_id, allocation_id)
+      SELECT DISTINCT (e.entry->>'impactPartnerId')::uuid, a.root_organisation_id, a.created_at, a.id, a.organisation_id, a.id
+      FROM allocations a CROSS JOIN LATERAL jsonb_array_elements(a.entries) AS e(entry)`.execute(db)
+    await sql`
+      INSERT INTO impact_record_partners (impact_partner_id, root_organisation_id, funds_date_time, record_id, organisation_id, allocation_id)
+      SELECT DISTINCT (e.entry->>'impactPartnerId')::uuid, r.root_organisation_id, r.created_at, r.id, r.organisation_id, r.allocation_id
+      FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id
+      CROSS JOIN LATERAL jsonb_array_elements(a.entries) AS e(entry)`.execute(db)
     await sql`VACUUM ANALYZE allocations`.execute(db)
     await sql`VACUUM ANALYZE allocation_reversals`.execute(db)
+    await sql`VACUUM ANALYZE impact_record_partners`.execute(db)
     const { rows: counts } = await sql<{ records: string; lines: string }>`
       SELECT (SELECT count(*) FROM allocations) + (SELECT count(*) FROM allocation_reversals) AS records,
              (SELECT sum(jsonb_array_length(entries)) FROM allocations)
@@ -151,11 +162,15 @@ async function reuse(url: string): Promise<{ rootKey: string; childKey: string; 
 async function main(): Promise<void> {
   const kept = process.env.RECON_DATABASE
   const name = kept ?? `canopy_bench_recon_${Date.now().toString(36)}`
-  if (!kept) await withClient(adminUrl, (c) => c.query(`CREATE DATABASE ${name}`))
+  // A kept database that does not exist yet is created and seeded, then kept for the next runs.
+  const seeded =
+    kept !== undefined &&
+    ((await withClient(adminUrl, (c) => c.query('SELECT 1 FROM pg_database WHERE datname = $1', [kept]))).rowCount ?? 0) > 0
+  if (!seeded) await withClient(adminUrl, (c) => c.query(`CREATE DATABASE ${name}`))
   const url = databaseUrl(adminUrl, name)
   let service: Service | undefined
   try {
-    const { rootKey, childKey, rootId, childId } = kept ? await reuse(url) : await seed(url)
+    const { rootKey, childKey, rootId, childId } = seeded ? await reuse(url) : await seed(url)
     const handle = openPostgres({ url, poolMax: 2, queryTimeoutMs: 60_000, statementTimeoutMs: 0 })
     const from = new Date(START)
     const to = new Date(from.getTime() + 366 * 86_400_000)
@@ -223,6 +238,18 @@ async function main(): Promise<void> {
         key: 'root',
         query: `&impactPartnerId=${RARE_PARTNER}`,
         page: { filter: { ...filter, impactPartnerId: RARE_PARTNER }, direction: 'forward' },
+      },
+      {
+        name: 'impactPartnerId (1 in 1,000), last page',
+        key: 'root',
+        query: `&impactPartnerId=${RARE_PARTNER}&endingBefore=${last.id}`,
+        page: { filter: { ...filter, impactPartnerId: RARE_PARTNER }, before: last, direction: 'backward' },
+      },
+      {
+        name: 'impactPartnerId (common) + fundsOrganisationId',
+        key: 'root',
+        query: `&impactPartnerId=${PARTNERS[0]}&fundsOrganisationId=${childId}`,
+        page: { filter: { ...filter, impactPartnerId: PARTNERS[0], organisationIds: [childId] }, direction: 'forward' },
       },
     ]
     const plans: { name: string; sorts: boolean; plan: string[]; sqlMs: number }[] = []

@@ -12,6 +12,7 @@ import * as m000900 from './2026_11_23_000900_key_expiry_and_fx_rates.js'
 import * as m001100 from './2026_11_23_001100_lean_quotes_and_sessions.js'
 import * as m001200 from './2026_11_23_001200_reconciliation.js'
 import * as m001300 from './2026_11_23_001300_webhooks.js'
+import * as m001400 from './2026_11_23_001400_impact_partner_records.js'
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000100_organisations_and_api_keys': m000100,
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_23_001100_lean_quotes_and_sessions': m001100,
   '2026_11_23_001200_reconciliation': m001200,
   '2026_11_23_001300_webhooks': m001300,
+  '2026_11_23_001400_impact_partner_records': m001400,
 }

@@ -238,6 +238,18 @@ export interface AllocationReversalsTable {
   consumer_reference: string | null
 }
 
+/** One row per distinct impact partner of a reconciliation record (migrations/2026_11_23_001400_impact_partner_records.ts). */
+export interface ImpactRecordPartnersTable {
+  impact_partner_id: string
+  root_organisation_id: string
+  /** The record's created_at. */
+  funds_date_time: Date
+  /** The allocation's id, or the reversal's. */
+  record_id: string
+  organisation_id: string
+  allocation_id: string
+}
+
 export interface TaxReceiptsTable {
   id: string
   allocation_id: string
@@ -343,6 +355,7 @@ export interface Database {
   allocations: AllocationsTable
   allocation_entries: AllocationEntriesTable
   allocation_reversals: AllocationReversalsTable
+  impact_record_partners: ImpactRecordPartnersTable
   tax_receipts: TaxReceiptsTable
   fx_rates: FxRatesTable
   webhook_endpoints: WebhookEndpointsTable

@@ -3,6 +3,8 @@ import { Decimal } from 'decimal.js'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { migrateDown, migrateToLatest } from '../../src/db/migrate.js'
+import { explainImpactRecords, type ImpactRecordPage } from '../../src/db/repositories/impact-records.js'
 import { DEMO_PARTNER_IDS } from '../../src/domain/data/demo-catalogue.js'
 import { client, createTestApp, type TestApp } from '../helpers/app.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
@@ -94,6 +96,54 @@ async function sqlTotal(organisationIds: string[], from: string, to: string): Pr
     t.db,
   )
   return new Decimal(rows[0]?.total ?? '0').toString()
+}
+
+/** The ids of the records (allocations and reversals) of these organisations and window whose lines include the partner, in order. */
+async function sqlRecordsWithPartner(
+  partner: string,
+  organisationIds: string[],
+  from: string,
+  to: string,
+  consumerReference?: string,
+): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`
+    WITH recs AS (
+      SELECT a.id, a.created_at AS at, a.organisation_id, a.consumer_reference, a.entries FROM allocations a
+      UNION ALL
+      SELECT r.id, r.created_at, r.organisation_id, r.consumer_reference, a.entries
+      FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id
+    )
+    SELECT id FROM recs
+    WHERE organisation_id = ANY(${organisationIds}::uuid[]) AND at >= ${from}::timestamptz AND at < ${to}::timestamptz
+      AND EXISTS (SELECT 1 FROM jsonb_array_elements(entries) e WHERE e->>'impactPartnerId' = ${partner})
+      ${consumerReference === undefined ? sql`` : sql`AND consumer_reference = ${consumerReference}`}
+    ORDER BY at, id`.execute(t.db)
+  return rows.map((r) => r.id)
+}
+
+/** The partner rows as they should be, derived from the records' lines, and as they are (sorted the same way). */
+async function partnerRowsDerivedAndStored(): Promise<{ derived: unknown[]; stored: unknown[] }> {
+  const { rows: derived } = await sql`
+    SELECT DISTINCT (e->>'impactPartnerId') AS partner, a.root_organisation_id::text AS root, a.created_at::text AS at, a.id::text AS record,
+           a.organisation_id::text AS organisation, a.id::text AS allocation
+    FROM allocations a, jsonb_array_elements(a.entries) e
+    UNION
+    SELECT DISTINCT (e->>'impactPartnerId'), r.root_organisation_id::text, r.created_at::text, r.id::text, r.organisation_id::text, r.allocation_id::text
+    FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id, jsonb_array_elements(a.entries) e
+    ORDER BY 1, 2, 3, 4`.execute(t.db)
+  const { rows: stored } = await sql`
+    SELECT impact_partner_id::text AS partner, root_organisation_id::text AS root, funds_date_time::text AS at, record_id::text AS record,
+           organisation_id::text AS organisation, allocation_id::text AS allocation
+    FROM impact_record_partners ORDER BY 1, 2, 3, 4`.execute(t.db)
+  return { derived, stored }
+}
+
+/** Every impact partner on a line of the parent's tree. */
+async function treePartners(): Promise<string[]> {
+  const { rows } = await sql<{ partner: string }>`
+    SELECT DISTINCT e->>'impactPartnerId' AS partner FROM allocations a, jsonb_array_elements(a.entries) e
+    WHERE a.root_organisation_id = ${parent.organisationId}::uuid ORDER BY 1`.execute(t.db)
+  return rows.map((r) => r.partner)
 }
 
 const recordId = (r: { fundsAllocationId: string; reversalId?: string }) => r.reversalId ?? r.fundsAllocationId
@@ -191,6 +241,32 @@ describe('GET /funds/allocations/impact', () => {
     expect(byPartner.data.map(recordId)).toEqual(withPartner.map(recordId))
   })
 
+  it('impactPartnerId gives exactly the records with a line for that partner, alone or with the other filters', async () => {
+    const from = '2026-11-21T00:00:00.000Z'
+    const to = '2026-11-22T00:00:00.000Z'
+    const tree = [parent.organisationId, childA.organisationId, childB.organisationId]
+    const partners = await treePartners()
+    expect(partners.length).toBeGreaterThan(1)
+    for (const partner of partners) {
+      const ids = async (key: string, extra = '') =>
+        (await list(key, `${WINDOW}&limit=100&impactPartnerId=${partner}${extra}`)).json().data.map(recordId)
+      const all = await sqlRecordsWithPartner(partner, tree, from, to)
+      expect(all.length).toBeGreaterThan(0)
+      expect(await ids(parent.apiKey)).toEqual(all)
+      expect(await ids(parent.apiKey, `&fundsOrganisationId=${childA.organisationId}`)).toEqual(
+        await sqlRecordsWithPartner(partner, [childA.organisationId], from, to),
+      )
+      expect(await ids(childB.apiKey)).toEqual(await sqlRecordsWithPartner(partner, [childB.organisationId], from, to))
+      expect(await ids(parent.apiKey, '&consumerReference=consumer_1')).toEqual(
+        await sqlRecordsWithPartner(partner, tree, from, to, 'consumer_1'),
+      )
+    }
+    // Reversals are among them; a partner on no line of the tree has no records.
+    const ocean = await sqlRecordsWithPartner(DEMO_PARTNER_IDS.oceanCommons, tree, from, to)
+    expect(ocean.some((id) => written.find((w) => w.id === id)?.reversal)).toBe(true)
+    expect((await list(parent.apiKey, `${WINDOW}&impactPartnerId=${randomUUID()}`)).json()).toEqual({ hasMore: false, data: [] })
+  })
+
   it("never shows another tree's records, and a child's key sees only its own", async () => {
     const strangerList = (await list(stranger.apiKey, `${WINDOW}&limit=100`)).json()
     expect(strangerList.data.map(recordId)).toEqual([strangerAllocation])
@@ -206,39 +282,57 @@ describe('GET /funds/allocations/impact', () => {
     expect(res.json().hasMore).toBe(true)
   })
 
-  it('pages forward then back cover exactly the window’s records, for any page size and direction', async () => {
+  it('pages forward then back cover exactly the window’s records, for any page size and direction, with or without a partner', async () => {
     const from = '2026-11-21T10:03:00.000Z'
     const to = '2026-11-21T11:20:00.000Z'
-    const expected = written.filter((w) => w.at >= from && w.at < to).map((w) => w.id)
+    const tree = [parent.organisationId, childA.organisationId, childB.organisationId]
+    // No filter, or each partner of the tree (a partner's pages are read through impact_record_partners).
+    const filters = [
+      { query: '', expected: written.filter((w) => w.at >= from && w.at < to).map((w) => w.id) },
+      ...(await Promise.all(
+        (await treePartners()).map(async (partner) => ({
+          query: `&impactPartnerId=${partner}`,
+          expected: await sqlRecordsWithPartner(partner, tree, from, to),
+        })),
+      )),
+    ]
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 12 }), async (forwardSize, backSize) => {
-        const seen: string[] = []
-        let cursor: string | undefined
-        for (;;) {
-          const body = (
-            await list(
-              parent.apiKey,
-              `dateTimeFrom=${from}&dateTimeTo=${to}&limit=${forwardSize}${cursor ? `&startingAfter=${cursor}` : ''}`,
-            )
-          ).json()
-          seen.push(...body.data.map(recordId))
-          if (!body.hasMore) break
-          cursor = recordId(body.data.at(-1))
-        }
-        expect([...seen].sort()).toEqual([...expected].sort())
-        expect(new Set(seen).size).toBe(seen.length)
-        // Back from the end: endingBefore the last record, then the first of each page.
-        const back: string[] = [seen.at(-1) as string]
-        cursor = seen.at(-1)
-        for (;;) {
-          const body = (await list(parent.apiKey, `dateTimeFrom=${from}&dateTimeTo=${to}&limit=${backSize}&endingBefore=${cursor}`)).json()
-          back.unshift(...body.data.map(recordId))
-          if (!body.hasMore) break
-          cursor = recordId(body.data[0])
-        }
-        expect(back).toEqual(seen)
-      }),
-      { numRuns: 12 },
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.constantFrom(...filters),
+        async (forwardSize, backSize, filter) => {
+          const { expected } = filter
+          const seen: string[] = []
+          let cursor: string | undefined
+          for (;;) {
+            const body = (
+              await list(
+                parent.apiKey,
+                `dateTimeFrom=${from}&dateTimeTo=${to}&limit=${forwardSize}${filter.query}${cursor ? `&startingAfter=${cursor}` : ''}`,
+              )
+            ).json()
+            seen.push(...body.data.map(recordId))
+            if (!body.hasMore) break
+            cursor = recordId(body.data.at(-1))
+          }
+          expect([...seen].sort()).toEqual([...expected].sort())
+          expect(new Set(seen).size).toBe(seen.length)
+          // Back from the end: endingBefore the last record, then the first of each page.
+          const back: string[] = [seen.at(-1) as string]
+          cursor = seen.at(-1)
+          for (;;) {
+            const body = (
+              await list(parent.apiKey, `dateTimeFrom=${from}&dateTimeTo=${to}&limit=${backSize}${filter.query}&endingBefore=${cursor}`)
+            ).json()
+            back.unshift(...body.data.map(recordId))
+            if (!body.hasMore) break
+            cursor = recordId(body.data[0])
+          }
+          expect(back).toEqual(seen)
+        },
+      ),
+      { numRuns: 24 },
     )
   })
 
@@ -427,5 +521,93 @@ describe('a key in the middle of the tree', () => {
     expect((await list(parent.apiKey, `${WINDOW}&limit=100&fundsOrganisationId=${grandchild.organisationId}`)).json().data).toHaveLength(1)
     expect((await list(grandchild.apiKey, `${WINDOW}&limit=100`)).json().data.map(recordId)).toEqual([res.json().fundsAllocationId])
     expect((await list(grandchild.apiKey, `${WINDOW}&fundsOrganisationId=${childA.organisationId}`)).statusCode).toBe(403)
+  })
+})
+
+// Writes go to a tree of their own, so the tests above see none of them.
+describe('impact_record_partners', () => {
+  it('is written with its record in the same statement: never for a replay or a refused write, batched or not', async () => {
+    const own = await createOrg(t.db)
+    const quoteId = await quoteFor(own, 'partners')
+    const count = async () =>
+      Number(
+        (
+          await sql<{
+            n: string
+          }>`SELECT count(*) AS n FROM impact_record_partners WHERE root_organisation_id = ${own.organisationId}::uuid`.execute(t.db)
+        ).rows[0]?.n,
+      )
+    const body = { organisationId: own.organisationId, quoteId, credits: { amount: 1 }, contribution: { amount: 2.5 } }
+    const key = randomUUID()
+    const first = await client(t.app, own.apiKey).post('/funds/allocations', body, { 'idempotency-key': key })
+    expect(first.statusCode).toBe(201)
+    const partners = new Set([
+      ...first.json().credits.map((c: { impactPartnerId: string }) => c.impactPartnerId),
+      ...first.json().contributions.map((c: { impactPartnerId: string }) => c.impactPartnerId),
+    ])
+    expect(partners.size).toBeGreaterThan(1)
+    expect(await count()).toBe(partners.size)
+    // A replay, a key reused with another request, an unknown quote: nothing written.
+    const replay = await client(t.app, own.apiKey).post('/funds/allocations', body, { 'idempotency-key': key })
+    expect(replay.headers['idempotent-replayed']).toBe('true')
+    expect(
+      (await client(t.app, own.apiKey).post('/funds/allocations', { ...body, credits: { amount: 2 } }, { 'idempotency-key': key }))
+        .statusCode,
+    ).toBe(422)
+    expect((await allocate(own.apiKey, { ...body, quoteId: randomUUID() })).statusCode).toBe(404)
+    expect(await count()).toBe(partners.size)
+    // Concurrent allocations are written by one batched statement; duplicates of a key within it write nothing more.
+    const duplicate = randomUUID()
+    const results = await Promise.all([
+      ...Array.from({ length: 6 }, () => allocate(own.apiKey, body)),
+      ...Array.from({ length: 3 }, () => client(t.app, own.apiKey).post('/funds/allocations', body, { 'idempotency-key': duplicate })),
+    ])
+    expect(results.every((r) => r.statusCode === 201)).toBe(true)
+    expect(new Set(results.map((r) => r.json().fundsAllocationId)).size).toBe(7)
+    // With a tax receipt (its own statement), and a reversal (its allocation's partners, at the reversal's time).
+    const receipt = await allocate(own.apiKey, { ...body, issueTaxReceipt: true, consumerEmail: 'donor@example.com', credits: undefined })
+    expect(receipt.statusCode).toBe(201)
+    const reversed = await client(t.app, own.apiKey).post(`/funds/allocations/${first.json().fundsAllocationId}/reverse`)
+    expect(reversed.statusCode).toBe(201)
+    expect((await client(t.app, own.apiKey).post(`/funds/allocations/${first.json().fundsAllocationId}/reverse`)).statusCode).toBe(409)
+    const receiptPartners = new Set(receipt.json().contributions.map((c: { impactPartnerId: string }) => c.impactPartnerId)).size
+    expect(await count()).toBe(partners.size * 9 + receiptPartners)
+    const { derived, stored } = await partnerRowsDerivedAndStored()
+    expect(stored).toEqual(derived)
+  })
+
+  it('a partner page is an ordered read of its key, joined by primary key: no Sort node, either direction', async () => {
+    const filter = {
+      rootOrganisationId: parent.organisationId,
+      from: new Date('2026-11-21T00:00:00Z'),
+      to: new Date('2026-11-22T00:00:00Z'),
+      impactPartnerId: DEMO_PARTNER_IDS.oceanCommons,
+    }
+    const position = { time: '2026-11-21 10:30:00+00', id: randomUUID() }
+    const pages: ImpactRecordPage[] = [
+      { filter, direction: 'forward', limit: 11 },
+      { filter: { ...filter, organisationIds: [childA.organisationId] }, after: position, direction: 'forward', limit: 11 },
+      { filter, before: position, direction: 'backward', limit: 11 },
+    ]
+    for (const page of pages) {
+      // A few dozen rows would be read whole and sorted: the planner is told to prefer indexes, as it does at scale.
+      const plan = await t.db.transaction().execute(async (trx) => {
+        await sql`SET LOCAL enable_seqscan = off`.execute(trx)
+        await sql`SET LOCAL enable_bitmapscan = off`.execute(trx)
+        return (await explainImpactRecords(trx, page)).join('\n')
+      })
+      expect(plan).toMatch(/Index (Only )?Scan( Backward)? using impact_record_partners_pkey/)
+      expect(plan).not.toMatch(/Sort/)
+    }
+  })
+
+  it('the migration fills it from the existing allocations and reversals', async () => {
+    const { derived, stored } = await partnerRowsDerivedAndStored()
+    expect(stored.length).toBeGreaterThan(written.length)
+    expect(await migrateDown(t.db)).toEqual(['2026_11_23_001400_impact_partner_records'])
+    expect(await migrateToLatest(t.db)).toEqual(['2026_11_23_001400_impact_partner_records'])
+    const after = await partnerRowsDerivedAndStored()
+    expect(after.stored).toEqual(stored)
+    expect(after.stored).toEqual(derived)
   })
 })

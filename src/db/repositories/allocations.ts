@@ -1,6 +1,7 @@
 // Funds allocations and their reversals. An allocation is one row: its entries are one jsonb array, its
 // Idempotency-Key is unique per organisation, and a CHECK makes Postgres refuse entries that do not sum to
-// the amounts paid. An allocation, its entries and its tax-receipt outbox row are written by one statement.
+// the amounts paid. An allocation, its entries, its tax-receipt outbox row, its webhook event and its partner rows
+// (impact_record_partners) are written by one statement.
 import { sql, type Kysely } from 'kysely'
 import type { AllocationSplit } from '../../domain/types.js'
 import type { AllocationRow, Database, NewAllocationRow, StoredAllocationEntry, StoredMerchant, TaxReceiptPayload } from '../database.js'
@@ -124,6 +125,25 @@ const allocationFromRow = (row: AllocationRow): Allocation => ({
   merchant: row.merchant,
 })
 
+/**
+ * The CTE that writes the partner rows of the records `written` returns (docs/reconciliation.md, "Storage and
+ * indexes"): one per distinct impact partner of the record's lines, so they exist only if the record was written.
+ * `written` returns the allocations' rows (with their entries), or the reversals' (lines read from their allocation).
+ * Raw SQL: a data-modifying CTE over the insert's RETURNING and jsonb_array_elements.
+ */
+const partnerRows = (of: 'allocations' | 'reversals') => sql`
+  written_partners AS (
+    INSERT INTO impact_record_partners (impact_partner_id, root_organisation_id, funds_date_time, record_id, organisation_id, allocation_id)
+    SELECT DISTINCT (e.entry->>'impactPartnerId')::uuid, w.root_organisation_id, w.created_at, w.id, w.organisation_id,
+      ${of === 'allocations' ? sql`w.id` : sql`w.allocation_id`}
+    FROM written w
+    ${of === 'allocations' ? sql`` : sql`JOIN allocations a ON a.id = w.allocation_id`}
+    CROSS JOIN LATERAL jsonb_array_elements(${of === 'allocations' ? sql`w.entries` : sql`a.entries`}) AS e(entry)
+  )`
+
+/** What the allocation INSERT returns: its id, and what its partner rows copy. */
+const WRITTEN_ALLOCATION = ['id', 'root_organisation_id', 'organisation_id', 'created_at', 'entries'] as const
+
 /** Looks up several (organisation, key) pairs in one statement; one result per pair, in order. */
 export async function findAllocationsByKeys(
   db: Kysely<Database>,
@@ -149,9 +169,10 @@ export async function findAllocationsByKeys(
 }
 
 /**
- * Writes several allocations (none with a tax receipt), each with its webhook event and the event's deliveries, in
- * one statement; returns, per allocation, whether it was written (false: its organisation had already used the
- * key, possibly within this very batch, in which case the first row wins, and no event is written for it). The
+ * Writes several allocations (none with a tax receipt), each with its webhook event and the event's deliveries and its
+ * partner rows, in one statement; returns, per allocation, whether it was written (false: its organisation had already
+ * used the key, possibly within this very batch, in which case the first row wins, and no event or partner row is
+ * written for it). The
  * unique (organisation_id, idempotency_key) constraint decides races: a concurrent duplicate waits for the first
  * writer (bounded by lock_timeout) and then inserts nothing.
  */
@@ -164,20 +185,21 @@ export async function insertAllocations(
     .insertInto('allocations')
     .values(items.map((i) => allocationToRow(i.allocation)))
     .onConflict((oc) => oc.columns(['organisation_id', 'idempotency_key']).doNothing())
-    .returning('id')
+    .returning(WRITTEN_ALLOCATION)
   const ids = new Set(
     await insertWithEvents(
       db,
       insert,
       items.map((i) => ({ sourceId: i.allocation.id, event: i.event })),
+      partnerRows('allocations'),
     ),
   )
   return items.map((i) => ids.has(i.allocation.id))
 }
 
 /**
- * Writes an allocation, its tax-receipt outbox row and its webhook event (with deliveries) in ONE statement: the
- * receipt and the event are inserted from the allocation's RETURNING, so they exist only if the allocation was.
+ * Writes an allocation, its tax-receipt outbox row, its webhook event (with deliveries) and its partner rows in ONE
+ * statement: the receipt, the event and the partner rows are inserted from the allocation's RETURNING, so they exist only if the allocation was.
  * False when the key was already used.
  */
 export async function insertAllocationWithReceipt(
@@ -190,7 +212,7 @@ export async function insertAllocationWithReceipt(
     .insertInto('allocations')
     .values(allocationToRow(allocation))
     .onConflict((oc) => oc.columns(['organisation_id', 'idempotency_key']).doNothing())
-    .returning('id')
+    .returning(WRITTEN_ALLOCATION)
   const receiptRow = sql`
     written_receipt AS (
       INSERT INTO tax_receipts (id, allocation_id, organisation_id, consumer_email, payload, status, attempts, next_attempt_at, created_at)
@@ -198,7 +220,12 @@ export async function insertAllocationWithReceipt(
         ${JSON.stringify(receipt.payload)}::jsonb, 'pending', 0, ${allocation.createdAt}::timestamptz, ${allocation.createdAt}::timestamptz
       FROM written w
     )`
-  const written = await insertWithEvents(db, insert, [{ sourceId: allocation.id, event }], receiptRow)
+  const written = await insertWithEvents(
+    db,
+    insert,
+    [{ sourceId: allocation.id, event }],
+    sql.join([receiptRow, partnerRows('allocations')]),
+  )
   return written.length === 1
 }
 
@@ -210,7 +237,7 @@ export async function findAllocationById(db: Kysely<Database>, id: string): Prom
 /**
  * Records the reversal and its webhook event unless the allocation already has one; true when this call recorded
  * it. One statement: what the reversal's record is filtered by (tree, consumer reference) is copied from its
- * allocation by the INSERT, and the event is written from its RETURNING.
+ * allocation by the INSERT, and the event and its partner rows are written from its RETURNING.
  */
 export async function insertReversal(db: Kysely<Database>, reversal: Reversal, event: WebhookEventDraft): Promise<boolean> {
   const insert = db
@@ -230,8 +257,8 @@ export async function insertReversal(db: Kysely<Database>, reversal: Reversal, e
         .where('a.id', '=', reversal.allocationId),
     )
     .onConflict((oc) => oc.column('allocation_id').doNothing())
-    .returning('id')
-  const written = await insertWithEvents(db, insert, [{ sourceId: reversal.id, event }])
+    .returning(['id', 'allocation_id', 'root_organisation_id', 'organisation_id', 'created_at'])
+  const written = await insertWithEvents(db, insert, [{ sourceId: reversal.id, event }], partnerRows('reversals'))
   return written.length === 1
 }
 

@@ -1,6 +1,7 @@
 // Reconciliation records (docs/reconciliation.md): allocations and reversals as one stream ordered by
 // (funds date-time, record id). Each table is read through an index ending in (created_at, id), and the two ordered
-// scans are merged (Merge Append), so a page costs its own size whatever the tables hold: keyset, never OFFSET.
+// scans are merged (Merge Append), so a page costs its own size whatever the tables hold: keyset, never OFFSET. A
+// partner filter reads impact_record_partners, led by the partner, instead.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { AddressJson, Database, StoredAllocationEntry, StoredMerchant } from '../database.js'
 import type { ImpactRecordSource } from '../../domain/impact-record.js'
@@ -96,7 +97,8 @@ const ALLOCATION_COLUMNS = sql`
  * The conditions on the merged stream `u`. They are written once, on the union's columns, never inside a branch (a
  * WHERE in a branch keeps Postgres from merging the branches' ordered index reads): so the tree (and organisation,
  * consumer) is a constant of the whole stream, each table's index is read in (created_at, id) order, and the two are
- * merged. The impact partner is checked on each row read (a reversal's entries are its allocation's).
+ * merged. The impact partner, only with a consumer reference here (else `partnerPageQuery`), is checked on each row
+ * read (a reversal's entries are its allocation's).
  */
 function streamConditions(page: ImpactRecordPage): RawBuilder<unknown>[] {
   const { filter } = page
@@ -117,12 +119,54 @@ function streamConditions(page: ImpactRecordPage): RawBuilder<unknown>[] {
   return where
 }
 
+/** The partner-led reading applies: a partner filter, unless a consumer reference leads (see `partnerPageQuery`). */
+const partnerLed = (filter: ImpactRecordFilter): boolean => filter.impactPartnerId !== undefined && filter.consumerReference === undefined
+
+/**
+ * A page filtered by impact partner: an ordered range read of that partner's rows of the tree in impact_record_partners
+ * (primary key (impact_partner_id, root_organisation_id, funds_date_time, record_id)), stopped at LIMIT, each row then
+ * joined to its allocation by primary key. So a page costs its own size however rare the partner. Organisations are a
+ * row filter on the partner rows (they carry organisation_id). With a consumer reference too, the consumer-led stream
+ * reads fewer rows (a consumer has few records) and checks the partner on each: `partnerLed` sends that to `pageQuery`.
+ * A row is a reversal's when its record id is not its allocation's.
+ */
+function partnerPageQuery(page: ImpactRecordPage): RawBuilder<RecordRow> {
+  const { filter } = page
+  const order = page.direction === 'forward' ? sql`ASC` : sql`DESC`
+  const where: RawBuilder<unknown>[] = [
+    sql`x.impact_partner_id = ${filter.impactPartnerId}::uuid`,
+    sql`x.root_organisation_id = ${filter.rootOrganisationId}::uuid`,
+    sql`x.funds_date_time >= ${filter.from}::timestamptz`,
+    sql`x.funds_date_time < ${filter.to}::timestamptz`,
+  ]
+  const orgs = filter.organisationIds
+  if (orgs !== undefined && orgs.length === 1) where.push(sql`x.organisation_id = ${orgs[0]}::uuid`)
+  else if (orgs !== undefined) where.push(sql`x.organisation_id = ANY(${[...orgs]}::uuid[])`)
+  if (page.after) where.push(sql`(x.funds_date_time, x.record_id) > (${page.after.time}::timestamptz, ${page.after.id}::uuid)`)
+  if (page.before) where.push(sql`(x.funds_date_time, x.record_id) < (${page.before.time}::timestamptz, ${page.before.id}::uuid)`)
+  return sql<RecordRow>`
+    SELECT p.record_id, p.funds_date_time::text AS position_time,
+           CASE WHEN p.record_id <> p.allocation_id THEN p.record_id END AS reversal_id,
+           CASE WHEN p.record_id <> p.allocation_id THEN (extract(epoch FROM p.funds_date_time) * 1000)::float8 END AS reversal_created_at,
+           ${ALLOCATION_COLUMNS}
+    FROM (
+      SELECT x.funds_date_time, x.record_id, x.allocation_id
+      FROM impact_record_partners x
+      WHERE ${sql.join(where, sql` AND `)}
+      ORDER BY x.funds_date_time ${order}, x.record_id ${order}
+      LIMIT ${page.limit}
+    ) AS p
+    JOIN allocations a ON a.id = p.allocation_id
+    ORDER BY p.funds_date_time ${order}, p.record_id ${order}`
+}
+
 /**
  * The query of one page. Inside: two ordered index range reads (allocations, reversals) merged (Merge Append) and cut
  * at LIMIT, so a page reads about its own size whatever the tables hold. Outside: each of those few rows joined to its
  * allocation by primary key (a nested loop keeps their order, so nothing is sorted).
  */
 function pageQuery(page: ImpactRecordPage): RawBuilder<RecordRow> {
+  if (partnerLed(page.filter)) return partnerPageQuery(page)
   const order = page.direction === 'forward' ? sql`ASC` : sql`DESC`
   return sql<RecordRow>`
     SELECT p.record_id, p.funds_date_time::text AS position_time, p.reversal_id,
