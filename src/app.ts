@@ -14,6 +14,8 @@ import type { DatabaseHandle } from './db/connect.js'
 import { pendingReceiptStats } from './db/repositories/tax-receipts.js'
 import { pendingDeliveryStats } from './db/repositories/webhooks.js'
 import { readBearerToken } from './http/auth.js'
+import { errorCodeComponent } from './http/schemas/common.js'
+import { webhookDocs } from './http/schemas/webhook-events.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandlers } from './http/errors.js'
 import { installJsonBodyParser } from './http/json-body.js'
 import { rateLimitSetup } from './http/rate-limit.js'
@@ -207,7 +209,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
           'Every route is also served under the /v3 prefix (or without it); errors share one shape: ' +
           '`{ error, code, details?, requestId }`.',
       },
+      // Every error code (clients type their errors from it) and the events webhook endpoints receive.
+      webhooks: webhookDocs(),
       components: {
+        schemas: { ErrorCode: errorCodeComponent() },
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: ck_live_… or ck_test_…' },
           clientSecret: {
