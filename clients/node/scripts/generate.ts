@@ -75,8 +75,7 @@ function numberFields(schema: SchemaObject | undefined, at: FieldPath = [], out:
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const
 
 function contractSource(document: OpenAPI3): string {
-  const errorCode = document.components?.schemas?.ErrorCode as
-    (SchemaObject & { enum?: string[]; 'x-status'?: Record<string, number> }) | undefined
+  const errorCode = document.components?.schemas?.ErrorCode as { enum?: string[]; 'x-status'?: Record<string, number> } | undefined
   if (!errorCode?.enum || !errorCode['x-status']) throw new Error('the OpenAPI document has no components.schemas.ErrorCode with x-status')
   const statuses = errorCode['x-status']
   const errorStatus = Object.fromEntries(errorCode.enum.map((code) => [code, statuses[code]]))

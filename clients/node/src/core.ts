@@ -2,7 +2,7 @@
 // Idempotency-Key), each with its own timeout, retried by the call's policy (retry.ts) with backoff and jitter.
 import { Readable } from 'node:stream'
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web'
-import type { CanopyApiError} from './errors.js';
+import type { CanopyApiError } from './errors.js'
 import { apiErrorFrom, CanopyConnectionError, CanopyError, CanopyTimeoutError } from './errors.js'
 import { REQUEST_NUMBER_FIELDS } from './generated/contract.js'
 import type { paths } from './generated/openapi.js'

@@ -74,8 +74,9 @@ describe('quotes and sessions', () => {
   let quote: CarbonQuote
 
   it('creates a carbon quote from a string amount, retrieves it and its projects', async () => {
-    quote = await canopy.quotes.createCarbon(floristQuote(api.org.organisationId))
-    expect(quote.lastResponse.status).toBe(201)
+    const created = await canopy.quotes.createCarbon(floristQuote(api.org.organisationId))
+    expect(created.lastResponse.status).toBe(201)
+    quote = created
     expect(quote.credits.amounts.total).toBe(0.28)
     expect(toMinorUnits(quote.credits.amounts.total, quote.currencyCode)).toBe(28)
     expect(await canopy.quotes.retrieve(quote.quoteId)).toEqual(quote)

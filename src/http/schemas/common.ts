@@ -106,7 +106,7 @@ function responsesFor(codes: readonly ErrorCode[]): Record<number, TSchema> {
  * lists, such as 408 and 431 from the HTTP parser), and `x-status`, its HTTP status. Typed clients read both.
  */
 export const errorCodeComponent = () => ({
-  type: 'string',
+  type: 'string' as const,
   enum: Object.keys(ERROR_CODES),
   description: 'Every error code, in the `code` of an error body; `x-status` gives the HTTP status of each',
   'x-status': Object.fromEntries(Object.entries(ERROR_CODES).map(([code, { status }]) => [code, status])),
