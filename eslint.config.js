@@ -93,7 +93,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['sdk/*.mjs', 'scripts/*.mjs', 'clients/node/scripts/*.mjs'],
+    files: ['sdk/*.mjs', 'scripts/*.mjs', 'clients/node/scripts/*.mjs', 'clients/node/examples/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly' } },
   },
   {
