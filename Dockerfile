@@ -4,12 +4,15 @@
 FROM node:24.11.1-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The npm workspace of the Node client: npm ci needs its package.json, and npm run build builds it too.
+COPY clients/node/package.json ./clients/node/
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
 COPY scripts ./scripts
 COPY sdk ./sdk
+COPY clients/node ./clients/node
 RUN npm run build
 
 FROM node:24.11.1-bookworm-slim AS runtime
@@ -19,6 +22,7 @@ ENV NODE_ENV=production \
     DATA_DIR=/data
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY clients/node/package.json ./clients/node/
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # The demo catalogue's partner images, served at /demo/images/ (the SDK bundle is in dist/sdk).

@@ -22,7 +22,7 @@ const impureModules = [
 ]
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**', 'bench/.dev/**'] },
+  { ignores: ['dist/**', 'clients/node/dist/**', 'node_modules/**', '.data/**', 'coverage/**', 'bench/.dev/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -93,8 +93,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['sdk/*.mjs', 'scripts/*.mjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly' } },
+    files: ['sdk/*.mjs', 'scripts/*.mjs', 'clients/node/scripts/*.mjs', 'clients/node/examples/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly' } },
   },
   {
     // The demo shop's browser scripts: plain scripts under a strict CSP, with the SDK's window.Canopy.

@@ -2,7 +2,9 @@
 // in a browser"): a product page, a checkout with the checkout widget, a fake payment, an allocation with an
 // Idempotency-Key from this backend, and an order confirmation with the embedded post-purchase widget.
 // The API key stays on this server: the browser only ever gets a session id and its client secret.
-// node:http only; the pages are plain HTML with two small scripts under a strict Content-Security-Policy.
+// node:http and the Canopy Node client (clients/node); the pages are plain HTML with two small scripts under a strict
+// Content-Security-Policy.
+import { Canopy, fromMinorUnits, toMinorUnits } from '@canopy-climate/node'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -58,10 +60,11 @@ const STATIC: Record<string, string> = {
 
 const escape = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c)
-const decimal = (minor: number) => `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')}`
+/** 4797 → "47.97": amounts go to Canopy as exact decimal strings. */
+const decimal = (minor: number) => fromMinorUnits(minor, PRODUCT.currencyCode)
 /** "1.00" → 100; undefined for anything that is not an amount with two decimals. */
 const toMinor = (value: unknown) =>
-  typeof value === 'string' && /^\d{1,6}\.\d{2}$/.test(value) ? Number(value.replace('.', '')) : undefined
+  typeof value === 'string' && /^\d{1,6}\.\d{2}$/.test(value) ? toMinorUnits(value, PRODUCT.currencyCode) : undefined
 const money = (minor: number, locale: string) =>
   new Intl.NumberFormat(locale, { style: 'currency', currency: PRODUCT.currencyCode }).format(minor / 100)
 
@@ -81,34 +84,28 @@ export async function startShop(options: ShopOptions): Promise<Shop> {
   ].join('; ')
 
   /** The Canopy API, with the merchant's key: this server only. */
-  async function canopy(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    const response = await fetch(`${api}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${options.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    })
-    const json = (await response.json()) as Record<string, unknown>
-    if (!response.ok) throw new Error(`Canopy ${method} ${path}: ${response.status} ${JSON.stringify(json)}`)
-    return json
-  }
+  const canopy = new Canopy({ apiKey: options.apiKey, baseUrl: api })
 
   const createSession = async (kind: 'checkout' | 'post-purchase', order: Pick<Order, 'id' | 'locale' | 'totalMinor'>) => {
-    const created = await canopy('POST', `/v3/${kind}/sessions`, {
+    const request = {
       organisationId: options.organisationId,
-      ...(kind === 'post-purchase' ? { sdkVariant: 'embedded' } : {}),
       locale: order.locale,
       consumer: { reference: `shopper-${order.id}`, countryCode: 'GBR', postalCode: 'SW1A 1AA', city: 'London' },
-      transaction: { amount: Number(decimal(order.totalMinor)), currencyCode: PRODUCT.currencyCode },
+      transaction: { amount: decimal(order.totalMinor), currencyCode: PRODUCT.currencyCode },
       orderItems: [
         {
           itemReference: 'line_1',
           sku: 'POT_MEDIUM',
           quantity: order.totalMinor / PRODUCT.unitMinor,
-          unitPrice: { value: Number(decimal(PRODUCT.unitMinor)), currencyCode: PRODUCT.currencyCode },
+          unitPrice: { value: decimal(PRODUCT.unitMinor), currencyCode: PRODUCT.currencyCode },
         },
       ],
-    })
-    return { sessionId: String(created.sessionId), clientSecret: String(created.clientSecret), quoteId: String(created.quoteId) }
+    }
+    const { sessionId, clientSecret, quoteId } =
+      kind === 'checkout'
+        ? await canopy.sessions.createCheckout(request)
+        : await canopy.sessions.createPostPurchase({ ...request, sdkVariant: 'embedded' })
+    return { sessionId, clientSecret, quoteId }
   }
 
   /**
@@ -118,9 +115,9 @@ export async function startShop(options: ShopOptions): Promise<Shop> {
   async function checkChoice(quoteId: string, choice: Choice, orderTotalMinor: number | null): Promise<number> {
     let impactMinor = 0
     if (choice.credits !== null) {
-      const quote = (await canopy('GET', `/quotes/${quoteId}`)) as { credits?: { amounts: { total: number } } }
+      const quote = await canopy.quotes.retrieve(quoteId)
       const minor = toMinor(choice.credits)
-      if (minor === undefined || !quote.credits || minor !== Math.round(quote.credits.amounts.total * 100)) {
+      if (minor === undefined || !('credits' in quote) || minor !== toMinorUnits(quote.credits.amounts.total, quote.currencyCode)) {
         throw new Error('credits amount is not the quote total')
       }
       impactMinor += minor
@@ -136,21 +133,22 @@ export async function startShop(options: ShopOptions): Promise<Shop> {
     return impactMinor
   }
 
-  /** POST /funds/allocations, idempotent by the order: a retried payment never allocates twice. */
+  /**
+   * POST /funds/allocations, idempotent by the order: a retried payment never allocates twice, and the client retries
+   * a lost answer with the same key. Amounts go as the exact strings the widget reported ("1.00").
+   */
   async function allocate(quoteId: string, choice: Choice, idempotencyKey: string): Promise<string | null> {
     if (choice.credits === null && choice.contribution === null) return null
-    const allocation = await canopy(
-      'POST',
-      '/funds/allocations',
+    const allocation = await canopy.allocations.create(
       {
         organisationId: options.organisationId,
         quoteId,
-        ...(choice.credits === null ? {} : { credits: { amount: Number(choice.credits) } }),
-        ...(choice.contribution === null ? {} : { contribution: { amount: Number(choice.contribution) } }),
+        ...(choice.credits === null ? {} : { credits: { amount: choice.credits } }),
+        ...(choice.contribution === null ? {} : { contribution: { amount: choice.contribution } }),
       },
-      { 'idempotency-key': idempotencyKey },
+      { idempotencyKey },
     )
-    return String(allocation.fundsAllocationId)
+    return allocation.fundsAllocationId
   }
 
   const page = (res: ServerResponse, title: string, locale: string, main: string, scripts: string[] = []) => {

@@ -192,8 +192,12 @@ const webhookEndpointRoutes: FastifyPluginAsyncTypebox<{ deps: WebhookEndpointDe
       },
     },
     async (request) => {
-      const { status, limit = 20, startingAfter } = request.query
-      const page = await listEndpointDeliveries(deps, principalOf(request), request.params.id, { status, limit, startingAfter })
+      const { status, limit = '20', startingAfter } = request.query
+      const page = await listEndpointDeliveries(deps, principalOf(request), request.params.id, {
+        status,
+        limit: Number(limit),
+        startingAfter,
+      })
       return { hasMore: page.hasMore, data: page.data.map(presentWebhookDelivery) }
     },
   )

@@ -110,4 +110,21 @@ describe('webhook endpoints', () => {
     // ekko's header is not sent to a standard endpoint.
     expect(got[0]!.headers.signature).toBeUndefined()
   })
+
+  it('pages deliveries with a limit given in the query string (digits, 1–100)', async () => {
+    const endpoint = (await create({ organisationId: parent.organisationId, url: `${receiver.url}/paged` })).json()
+    for (let i = 0; i < 3; i++) await client(t.app, parent.apiKey).post(`/v3/webhook-endpoints/${endpoint.id}/test`)
+    const first = (await client(t.app, parent.apiKey).get(`/v3/webhook-endpoints/${endpoint.id}/deliveries?limit=2`)).json()
+    expect(first.data).toHaveLength(2)
+    expect(first.hasMore).toBe(true)
+    const next = await client(t.app, parent.apiKey).get(
+      `/v3/webhook-endpoints/${endpoint.id}/deliveries?limit=2&startingAfter=${first.data[1].id}`,
+    )
+    expect(next.json()).toMatchObject({ hasMore: false, data: [expect.any(Object)] })
+    for (const limit of ['0', '101', '1.5', 'ten']) {
+      const res = await client(t.app, parent.apiKey).get(`/v3/webhook-endpoints/${endpoint.id}/deliveries?limit=${limit}`)
+      expect(res.statusCode, limit).toBe(400)
+      expect(res.json()).toMatchObject({ code: 'BAD_REQUEST', details: [{ path: '/querystring/limit' }] })
+    }
+  })
 })

@@ -154,6 +154,20 @@ describe('Dockerfile', () => {
     expect(runtime).toMatch(/^COPY assets \.\/assets$/m)
     expect(pkg.scripts.build).toContain('tsconfig.build.json')
   })
+
+  it("copies every npm workspace's package.json before each npm ci, and the workspace before the build", () => {
+    const stages = dockerfile.split(/^FROM /m).slice(1)
+    for (const workspace of pkg.workspaces as string[]) {
+      for (const stage of stages) {
+        const copied = stage.indexOf(`COPY ${workspace}/package.json ./${workspace}/`)
+        expect(copied, `${workspace}/package.json`).toBeGreaterThan(-1)
+        expect(copied).toBeLessThan(stage.indexOf('RUN npm ci'))
+      }
+      const build = stages[0] ?? ''
+      expect(build.indexOf(`COPY ${workspace} ./${workspace}`)).toBeGreaterThan(-1)
+      expect(build.indexOf(`COPY ${workspace} ./${workspace}`)).toBeLessThan(build.indexOf('RUN npm run build'))
+    }
+  })
 })
 
 describe('package.json', () => {

@@ -91,9 +91,25 @@ function responsesFor(codes: readonly ErrorCode[]): Record<number, TSchema> {
   }
   const out: Record<number, TSchema> = {}
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
-    out[status] = { ...ErrorBodySchema, description: list.map((code) => `\`${code}\`: ${ERROR_CODES[code].when}`).join('; ') }
+    out[status] = {
+      ...ErrorBodySchema,
+      // The codes this status can carry here, as an enum: typed clients derive their error types from it.
+      properties: { ...ErrorBodySchema.properties, code: stringEnum(list, 'Stable UPPER_SNAKE code (see the error code table)') },
+      description: list.map((code) => `\`${code}\`: ${ERROR_CODES[code].when}`).join('; '),
+    }
   }
   return out
 }
+
+/**
+ * `components.schemas.ErrorCode` of the OpenAPI document: every code the API can answer with (also those no route
+ * lists, such as 408 and 431 from the HTTP parser), and `x-status`, its HTTP status. Typed clients read both.
+ */
+export const errorCodeComponent = () => ({
+  type: 'string' as const,
+  enum: Object.keys(ERROR_CODES),
+  description: 'Every error code, in the `code` of an error body; `x-status` gives the HTTP status of each',
+  'x-status': Object.fromEntries(Object.entries(ERROR_CODES).map(([code, { status }]) => [code, status])),
+})
 
 export const bearerSecurity = [{ bearerAuth: [] }]

@@ -135,7 +135,14 @@ export const WebhookDeliveryListSchema = Type.Object(
 export const ListDeliveriesQuerySchema = Type.Object(
   {
     status: Type.Optional(stringEnum(['pending', 'succeeded', 'failed'] as const, 'Only deliveries in this state')),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    // Query strings are not coerced (one validator for bodies and queries): the limit is checked as digits.
+    limit: Type.Optional(
+      Type.String({
+        pattern: '^(100|[1-9][0-9]?)$',
+        errorMessage: { pattern: 'must be a whole number from 1 to 100' },
+        description: 'Deliveries per page, 1–100 (default 20)',
+      }),
+    ),
     startingAfter: Type.Optional({ ...UuidSchema, description: 'A delivery id: the page after it (newest first)' }),
   },
   { additionalProperties: false },
