@@ -170,6 +170,23 @@ export const ConfigSchema = Type.Object(
         'How long a claimed delivery stays claimed; after a crash it is retried once the lease ends (above the 15 s request bound)',
     }),
     WEBHOOK_CONCURRENCY: Int({ default: 16, minimum: 1, maximum: 256, description: 'Webhook requests in flight per process' }),
+    SUMMARY_ROLLUP_WORKER: Type.Boolean({
+      default: true,
+      description: 'Roll up closed time for allocation summaries in this process (every API process may; one works at a time)',
+    }),
+    SUMMARY_ROLLUP_INTERVAL_MS: Int({
+      default: 30000,
+      minimum: 100,
+      maximum: 3600000,
+      description: 'How often the summary rollup worker rolls up newly closed time',
+    }),
+    SUMMARY_ROLLUP_DELAY_SECONDS: Int({
+      default: 300,
+      minimum: 1,
+      maximum: 86400,
+      description:
+        'How long after a moment its records are rolled up: longer than any allocation can take from its timestamp to its commit (at least 10 × (DATABASE_CONNECT_TIMEOUT_MS + DATABASE_QUERY_TIMEOUT_MS))',
+    }),
   },
   { additionalProperties: false },
 )
@@ -226,6 +243,14 @@ function orderingProblems(config: Config): string[] {
   }
   mustBeBelow('IDEMPOTENCY_LOCK_TIMEOUT_MS', 'DATABASE_STATEMENT_TIMEOUT_MS')
   mustBeBelow('DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_QUERY_TIMEOUT_MS')
+  // A record is timestamped before it is written: its write (a few statements, each bounded by the connect and query
+  // timeouts) must be committed before its time is rolled up (docs/summary.md, "Why it is exact").
+  const inFlightBoundMs = 10 * (config.DATABASE_CONNECT_TIMEOUT_MS + config.DATABASE_QUERY_TIMEOUT_MS)
+  if (config.SUMMARY_ROLLUP_DELAY_SECONDS * 1000 < inFlightBoundMs) {
+    problems.push(
+      `SUMMARY_ROLLUP_DELAY_SECONDS=${config.SUMMARY_ROLLUP_DELAY_SECONDS}: must be at least ${Math.ceil(inFlightBoundMs / 1000)} (10 × (DATABASE_CONNECT_TIMEOUT_MS + DATABASE_QUERY_TIMEOUT_MS))`,
+    )
+  }
   if (!parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE)) {
     problems.push(`WEBHOOK_RETRY_SCHEDULE=${JSON.stringify(config.WEBHOOK_RETRY_SCHEDULE)}: must be delays such as 5s,5m,30m,2h`)
   }
