@@ -10,11 +10,15 @@ import type { Clock } from '../clock.js'
 import type { Database } from '../db/database.js'
 import {
   addRecordsToRollups,
+  countRollupRows,
   deleteRollups,
+  findRollupMismatches,
+  findRolledUntil,
   findEarliestRecordTime,
   findNextRecordTime,
   lockRollupState,
   setRolledUntil,
+  type RollupMismatch,
 } from '../db/repositories/allocation-rollups.js'
 import { GRAIN_MS } from '../domain/summary.js'
 import type { Metrics } from '../metrics.js'
@@ -105,6 +109,26 @@ export async function rebuildRollups(deps: RollupDeps): Promise<RollupProgress &
   await resetRollups(deps.db, deps.clock())
   const progress = await rollUpClosedTime(deps, { skipLocked: false })
   return { ...progress, seconds: Math.round((performance.now() - started) / 100) / 10 }
+}
+
+/** Where the rollups stand (CLI): up to when they are complete, how far behind the clock that is, rows by grain. */
+export async function rollupStatus(deps: Pick<RollupDeps, 'db' | 'clock'>) {
+  const rolledUntil = await findRolledUntil(deps.db)
+  return {
+    rolledUntil: rolledUntil?.toISOString() ?? null,
+    lagSeconds: rolledUntil === null ? null : Math.round((deps.clock().getTime() - rolledUntil.getTime()) / 1000),
+    rows: await countRollupRows(deps.db),
+  }
+}
+
+/**
+ * The operator's check (CLI): every UTC day before rolled_until whose rows differ from its records now. Empty unless a
+ * record was committed later than SUMMARY_ROLLUP_DELAY_SECONDS after its time (or the rows were changed by hand); a
+ * rebuild repairs it.
+ */
+export async function verifyRollups(db: Kysely<Database>): Promise<{ rolledUntil: string | null; mismatches: RollupMismatch[] }> {
+  const rolledUntil = await findRolledUntil(db)
+  return { rolledUntil: rolledUntil?.toISOString() ?? null, mismatches: rolledUntil === null ? [] : await findRollupMismatches(db) }
 }
 
 export interface RollupWorkerOptions extends RollupDeps {

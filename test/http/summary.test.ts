@@ -4,7 +4,7 @@ import fc from 'fast-check'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_PARTNER_IDS } from '../../src/domain/data/demo-catalogue.js'
-import { resetRollups, rollUpTo } from '../../src/services/summary-rollups.js'
+import { rebuildRollups, resetRollups, rollUpTo, verifyRollups } from '../../src/services/summary-rollups.js'
 import { client, createTestApp, type TestApp } from '../helpers/app.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
 
@@ -674,6 +674,28 @@ describe('rollups', () => {
         )
       }
     }
+  })
+
+  it('are verified day by day against the records, and a rebuild repairs them', async () => {
+    await rollTo(new Date('2027-12-01T00:00:00Z'))
+    expect((await verifyRollups(t.db)).mismatches).toEqual([])
+    // A record that arrived after its day was rolled up, as if: the day's row lacks one allocation.
+    await sql`UPDATE allocation_rollups SET allocations = allocations - 1
+              WHERE root_organisation_id = ${london.organisationId}::uuid AND dimension = 'total' AND grain = 'day'
+                AND organisation_id = '00000000-0000-0000-0000-000000000000' AND period_start = '2027-03-28T00:00:00Z'`.execute(t.db)
+    expect((await verifyRollups(t.db)).mismatches).toEqual([
+      {
+        rootOrganisationId: london.organisationId,
+        currencyCode: 'GBP',
+        day: '2027-03-28',
+        stored: { allocations: 2, reversals: 0 },
+        records: { allocations: 3, reversals: 0 },
+      },
+    ])
+    const rebuilt = await rebuildRollups({ db: t.db, clock: t.clock.now, delayMs: 300_000 })
+    expect(rebuilt).toMatchObject({ caughtUp: true, busy: false })
+    expect(rebuilt.rolledUntil?.getTime()).toBe(t.clock.now().getTime() - 300_000)
+    expect((await verifyRollups(t.db)).mismatches).toEqual([])
   })
 
   it('never move rolled_until backwards', async () => {

@@ -190,6 +190,66 @@ export async function addRecordsToRollups(trx: Kysely<Database>, from: Date, to:
   return Number(numAffectedRows ?? 0)
 }
 
+/** A UTC day whose stored `total` row for a tree and currency differs from its records (operators' check). */
+export interface RollupMismatch {
+  rootOrganisationId: string
+  currencyCode: string
+  day: string
+  stored: { allocations: number; reversals: number } | null
+  records: { allocations: number; reversals: number } | null
+}
+
+/**
+ * Every UTC day before rolled_until whose tree-wide `total` day row (counts and every sum) differs from what its
+ * records add up to now: a record committed after its time was rolled up (docs/summary.md, "Why it is exact") shows up
+ * here. Reads every record before rolled_until: an operator's command, not a request's (raw SQL: a full outer join of
+ * the rows against the records' aggregate).
+ */
+export async function findRollupMismatches(db: Kysely<Database>): Promise<RollupMismatch[]> {
+  const rolled = sql`(SELECT rolled_until FROM allocation_rollup_state)`
+  const { rows } = await sql<{
+    root: string
+    currency: string
+    day: string
+    stored_allocations: number | null
+    stored_reversals: number | null
+    record_allocations: string | null
+    record_reversals: string | null
+  }>`
+    WITH records AS (
+      SELECT a.root_organisation_id AS root, a.currency_code AS currency, a.created_at AS at, false AS reversal, a.entries
+      FROM allocations a WHERE a.created_at < ${rolled}
+      UNION ALL
+      SELECT r.root_organisation_id, a.currency_code, r.created_at, true, a.entries
+      FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id WHERE r.created_at < ${rolled}
+    ),
+    expected AS (
+      SELECT x.root, x.currency, date_bin(${INTERVAL.day}, x.at, ${EPOCH}) AS day, ${SIGNED_SUMS}
+      FROM records x CROSS JOIN LATERAL (${groupsOfRecord('total')}) AS g
+      GROUP BY 1, 2, 3
+    ),
+    stored AS (
+      SELECT root_organisation_id AS root, currency_code AS currency, period_start AS day, allocations, reversals,
+             ${amountList((c) => sql.ref(c))}
+      FROM allocation_rollups WHERE dimension = 'total' AND organisation_id = ${NIL_UUID}::uuid AND grain = 'day'
+    )
+    SELECT coalesce(e.root, s.root)::text AS root, coalesce(e.currency, s.currency) AS currency,
+           to_char(coalesce(e.day, s.day) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+           s.allocations AS stored_allocations, s.reversals AS stored_reversals,
+           e.allocations::text AS record_allocations, e.reversals::text AS record_reversals
+    FROM expected e FULL JOIN stored s ON s.root = e.root AND s.currency = e.currency AND s.day = e.day
+    WHERE ROW(e.allocations, e.reversals, ${amountList((c) => sql`e.${sql.ref(c)}`)})
+          IS DISTINCT FROM ROW(s.allocations, s.reversals, ${amountList((c) => sql`s.${sql.ref(c)}`)})
+    ORDER BY 3, 1, 2`.execute(db)
+  return rows.map((r) => ({
+    rootOrganisationId: r.root,
+    currencyCode: r.currency,
+    day: r.day,
+    stored: r.stored_allocations === null ? null : { allocations: Number(r.stored_allocations), reversals: Number(r.stored_reversals) },
+    records: r.record_allocations === null ? null : { allocations: Number(r.record_allocations), reversals: Number(r.record_reversals) },
+  }))
+}
+
 /** How many rollup rows there are, by grain (for operators). */
 export async function countRollupRows(db: Kysely<Database>): Promise<Record<RollupGrain, number>> {
   const rows = await db
