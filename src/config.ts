@@ -60,6 +60,11 @@ export const ConfigSchema = Type.Object(
           "Embedded database with DEMO_BOOTSTRAP only: comma-separated origins added to the demo organisation's allowed origins at start-up (npm run demo sets the demo shop's)",
       }),
     ),
+    DEMO_ACTIVITY: Type.Boolean({
+      default: false,
+      description:
+        'Embedded database with DEMO_BOOTSTRAP only: seed four weeks of demo allocations and reversals (a child organisation in GBP and one in EUR) at start-up, once (npm run demo sets it)',
+    }),
     LOG_LEVEL: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
       { default: 'info', description: 'pino log level' },
