@@ -325,29 +325,39 @@ function totalsOf(row: AggregateRow): CurrencyTotals {
 
 const text = (items: readonly (string | number)[]) => items.map(String)
 
-/** The records of the read's record pieces, summed per key and currency (raw SQL: lateral over each record's lines). */
+/** The pieces' arrays, one element per piece (unnest turns them back into rows). */
+function piecesTable(pieces: readonly SummaryPiece[]): RawBuilder<unknown> {
+  return sql`unnest(${text(pieces.map((p) => p.bucket))}::int[], ${text(pieces.map((p) => p.source))}::text[],
+    ${text(pieces.map((p) => p.from.toISOString()))}::timestamptz[], ${text(pieces.map((p) => p.to.toISOString()))}::timestamptz[])
+    AS p(bucket, source, lo, hi)`
+}
+
+/*
+ * Both parts read each piece by its own index range: a LATERAL subquery per piece, fenced with OFFSET 0 so that the
+ * planner keeps it a parameterised index scan (unfenced, it cannot estimate the unnested ranges and joins a whole
+ * tree's rows by hash instead).
+ */
+
+/** The records of the read's record pieces, summed per key and currency (raw SQL: lateral reads over each record's lines). */
 function recordsPart(read: SummaryRead, pieces: readonly SummaryPiece[]): RawBuilder<unknown> {
   const orgs = read.organisations
   const allocationOrgs = orgs === 'tree' ? sql`` : sql`AND a.organisation_id = ANY(${[...orgs]}::uuid[])`
   const reversalOrgs = orgs === 'tree' ? sql`` : sql`AND r.organisation_id = ANY(${[...orgs]}::uuid[])`
-  const key = { bucket: sql`x.bucket::text`, organisation: sql`x.org::text`, group: sql`g.group_id::text`, currency: sql`x.currency` }[
+  const key = { bucket: sql`p.bucket::text`, organisation: sql`x.org::text`, group: sql`g.group_id::text`, currency: sql`x.currency` }[
     read.key
   ]
   return sql`
     SELECT ${key} AS key, x.currency, ${SIGNED_SUMS}
-    FROM (
-      SELECT p.bucket, a.organisation_id AS org, a.currency_code AS currency, false AS reversal, a.entries
-      FROM unnest(${text(pieces.map((p) => p.bucket))}::int[], ${text(pieces.map((p) => p.from.toISOString()))}::timestamptz[],
-                  ${text(pieces.map((p) => p.to.toISOString()))}::timestamptz[]) AS p(bucket, lo, hi)
-      JOIN allocations a ON a.root_organisation_id = ${read.rootOrganisationId}::uuid AND a.created_at >= p.lo AND a.created_at < p.hi
-        ${allocationOrgs}
+    FROM ${piecesTable(pieces)}
+    CROSS JOIN LATERAL (
+      SELECT a.organisation_id AS org, a.currency_code AS currency, false AS reversal, a.entries
+      FROM allocations a
+      WHERE a.root_organisation_id = ${read.rootOrganisationId}::uuid AND a.created_at >= p.lo AND a.created_at < p.hi ${allocationOrgs}
       UNION ALL
-      SELECT p.bucket, r.organisation_id, a.currency_code, true, a.entries
-      FROM unnest(${text(pieces.map((p) => p.bucket))}::int[], ${text(pieces.map((p) => p.from.toISOString()))}::timestamptz[],
-                  ${text(pieces.map((p) => p.to.toISOString()))}::timestamptz[]) AS p(bucket, lo, hi)
-      JOIN allocation_reversals r ON r.root_organisation_id = ${read.rootOrganisationId}::uuid AND r.created_at >= p.lo AND r.created_at < p.hi
-        ${reversalOrgs}
-      JOIN allocations a ON a.id = r.allocation_id
+      SELECT r.organisation_id, a.currency_code, true, a.entries
+      FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id
+      WHERE r.root_organisation_id = ${read.rootOrganisationId}::uuid AND r.created_at >= p.lo AND r.created_at < p.hi ${reversalOrgs}
+      OFFSET 0
     ) AS x
     CROSS JOIN LATERAL (${groupsOfRecord(read.dimension)}) AS g
     GROUP BY 1, x.currency`
@@ -364,12 +374,14 @@ function rollupsPart(read: SummaryRead, pieces: readonly SummaryPiece[]): RawBui
   }[read.key]
   return sql`
     SELECT ${key} AS key, r.currency_code AS currency, ${ADDED_SUMS}
-    FROM unnest(${text(pieces.map((p) => p.bucket))}::int[], ${text(pieces.map((p) => p.source))}::text[],
-                ${text(pieces.map((p) => p.from.toISOString()))}::timestamptz[], ${text(pieces.map((p) => p.to.toISOString()))}::timestamptz[])
-         AS p(bucket, grain, lo, hi)
-    JOIN allocation_rollups r ON r.root_organisation_id = ${read.rootOrganisationId}::uuid AND r.dimension = ${read.dimension}
-      AND ${orgs === 'tree' ? sql`r.organisation_id = ${NIL_UUID}::uuid` : sql`r.organisation_id = ANY(${[...orgs]}::uuid[])`}
-      AND r.grain = p.grain AND r.period_start >= p.lo AND r.period_start < p.hi
+    FROM ${piecesTable(pieces)}
+    CROSS JOIN LATERAL (
+      SELECT * FROM allocation_rollups r
+      WHERE r.root_organisation_id = ${read.rootOrganisationId}::uuid AND r.dimension = ${read.dimension}
+        AND ${orgs === 'tree' ? sql`r.organisation_id = ${NIL_UUID}::uuid` : sql`r.organisation_id = ANY(${[...orgs]}::uuid[])`}
+        AND r.grain = p.source AND r.period_start >= p.lo AND r.period_start < p.hi
+      OFFSET 0
+    ) AS r
     GROUP BY 1, r.currency_code`
 }
 
