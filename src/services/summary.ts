@@ -8,9 +8,10 @@ import {
   findGroupLabels,
   findRolledUntil,
   findTreeOrganisationIds,
-  readSummary,
+  readSummaries,
   type GroupLabel,
   type SummaryRead,
+  type SummaryRow,
 } from '../db/repositories/allocation-rollups.js'
 import {
   dimensionOf,
@@ -97,30 +98,26 @@ export async function summariseAllocations(deps: SummaryDeps, principal: Princip
         ? 'organisation'
         : 'group'
 
-  // One snapshot: rolled_until and the rows it vouches for are read together, whatever the worker commits meanwhile.
-  const { grouped, totals } = await deps.db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .setAccessMode('read only')
-    .execute(async (trx) => {
-      const rolledUntil = await findRolledUntil(trx)
-      const read = (dimensionRead: typeof dimension, keyRead: SummaryRead['key'], ranges: readonly { from: Date; to: Date }[]) =>
-        readSummary(trx, {
-          rootOrganisationId,
-          organisations,
-          dimension: dimensionRead,
-          key: keyRead,
-          pieces: planPieces(ranges, rolledUntil, ROLLUP_GRAINS[dimensionRead][scope]),
-        })
-      const grouped = totalsByKey(await read(dimension, key, buckets))
-      // A record counts once in the window's totals: partner and project groups may share a record, so those totals are
-      // read by the `total` dimension; any other grouping partitions the records, so its groups add up to them.
-      const totals =
-        dimension === 'total'
-          ? sumByCurrency([...grouped.values()].flat())
-          : sumByCurrency((await read('total', 'currency', [{ from, to }])).map((r) => r.totals))
-      return { grouped, totals }
-    })
+  // The reads: the grouping, and (for partners and projects, whose groups may share a record) the window's totals by
+  // the `total` dimension; any other grouping partitions the records, so its groups add up to the totals.
+  const plan = (rolledUntil: Date | null): SummaryRead[] => [
+    { rootOrganisationId, organisations, dimension, key, pieces: planPieces(buckets, rolledUntil, ROLLUP_GRAINS[dimension][scope]) },
+    ...(dimension === 'total'
+      ? []
+      : [
+          {
+            rootOrganisationId,
+            organisations,
+            dimension: 'total' as const,
+            key: 'currency' as const,
+            pieces: planPieces([{ from, to }], rolledUntil, ROLLUP_GRAINS.total[scope]),
+          },
+        ]),
+  ]
+  const results = await readConsistently(deps.db, plan)
+  const grouped = totalsByKey(results[0] ?? [])
+  const totals =
+    dimension === 'total' ? sumByCurrency([...grouped.values()].flat()) : sumByCurrency((results[1] ?? []).map((r) => r.totals))
 
   let groups: SummaryGroup[]
   if (isTimeGroupBy(groupBy)) {
@@ -142,6 +139,29 @@ export async function summariseAllocations(deps: SummaryDeps, principal: Princip
     groups = [...grouped].map(([id, parts]) => ({ key: id, ...labelFields(labels.get(id), kind === 'project'), totals: parts })).sort(byKey)
   }
   return { from, to, timeZone, groupBy, totals, groups }
+}
+
+/** Attempts before a summary takes a transaction: the worker moves rolled_until once per interval, or per day caught up. */
+const OPTIMISTIC_ATTEMPTS = 3
+
+/**
+ * The rows of reads planned for rolled_until, read in one snapshot that saw that same rolled_until (docs/summary.md,
+ * "Why a summary is exact"). Usually two statements: rolled_until, then every read at once, which reports the
+ * rolled_until it saw; when the worker moved it in between, plan again with the new one. After a few such races, one
+ * REPEATABLE READ transaction, where both statements share a snapshot.
+ */
+async function readConsistently(db: Kysely<Database>, plan: (rolledUntil: Date | null) => SummaryRead[]): Promise<SummaryRow[][]> {
+  let rolledUntil = await findRolledUntil(db)
+  for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
+    const read = await readSummaries(db, plan(rolledUntil))
+    if (read.rolledUntil?.getTime() === rolledUntil?.getTime()) return read.results
+    rolledUntil = read.rolledUntil
+  }
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute(async (trx) => (await readSummaries(trx, plan(await findRolledUntil(trx)))).results)
 }
 
 const labelFields = (label: GroupLabel | undefined, withCountry: boolean): Pick<SummaryGroup, 'name' | 'countryCode'> => ({

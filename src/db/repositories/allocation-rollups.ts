@@ -401,11 +401,34 @@ function summaryQuery(read: SummaryRead): RawBuilder<AggregateRow> {
     GROUP BY s.key, s.currency`
 }
 
-/** The totals of a read, one row per key and currency that has records (order unspecified). */
-export async function readSummary(db: Kysely<Database>, read: SummaryRead): Promise<SummaryRow[]> {
-  if (read.pieces.length === 0) return []
-  const { rows } = await summaryQuery(read).execute(db)
-  return rows.map((row) => ({ key: row.key, totals: totalsOf(row) }))
+/**
+ * Several reads in ONE statement (so in one snapshot), with the rolled_until that snapshot sees: the reads were planned
+ * for `assumed`, and their rows are exact only if the statement saw that same instant (the worker moves it in the
+ * transaction that adds rows). The caller compares and plans again when it moved. Raw SQL: a union of the reads, each
+ * tagged, and the state row.
+ */
+export async function readSummaries(
+  db: Kysely<Database>,
+  reads: readonly SummaryRead[],
+): Promise<{ rolledUntil: Date | null; results: SummaryRow[][] }> {
+  const parts = reads.map((read, index) =>
+    read.pieces.length === 0 ? undefined : sql`SELECT ${sql.lit(index)} AS part, q.* FROM (${summaryQuery(read)}) AS q`,
+  )
+  const { rows } = await sql<AggregateRow & { part: number; rolled_until_ms: string | null }>`
+    SELECT -1 AS part, NULL AS key, NULL AS currency, NULL AS allocations, NULL AS reversals,
+           ${amountList((c) => sql`NULL AS ${sql.ref(c)}`)},
+           (SELECT (extract(epoch FROM rolled_until) * 1000)::bigint::text FROM allocation_rollup_state) AS rolled_until_ms
+    ${sql.join(
+      parts.filter((part) => part !== undefined).map((part) => sql`UNION ALL SELECT t.*, NULL FROM (${part}) AS t`),
+      sql` `,
+    )}`.execute(db)
+  const state = rows.find((row) => Number(row.part) === -1)
+  const results: SummaryRow[][] = reads.map(() => [])
+  for (const row of rows) {
+    const part = Number(row.part)
+    if (part >= 0) results[part]?.push({ key: row.key, totals: totalsOf(row) })
+  }
+  return { rolledUntil: state?.rolled_until_ms == null ? null : new Date(Number(state.rolled_until_ms)), results }
 }
 
 /** The plan of a read's statement (EXPLAIN, or EXPLAIN ANALYZE), for the benchmark. */
