@@ -9,7 +9,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { DestinationStream } from 'pino'
 import { systemClock, type Clock } from './clock.js'
-import type { Config } from './config.js'
+import { summaryRollupDelayMs, type Config } from './config.js'
 import type { DatabaseHandle } from './db/connect.js'
 import { pendingReceiptStats } from './db/repositories/tax-receipts.js'
 import { pendingDeliveryStats } from './db/repositories/webhooks.js'
@@ -163,7 +163,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const summaryRollups = new RollupWorker({
     db,
     clock,
-    delayMs: config.SUMMARY_ROLLUP_DELAY_SECONDS * 1000,
+    delayMs: summaryRollupDelayMs(config),
     intervalMs: config.SUMMARY_ROLLUP_INTERVAL_MS,
     log: app.log,
     metrics,

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { once } from 'node:events'
 import { parseArgs } from 'node:util'
 import type { Kysely } from 'kysely'
-import { ConfigError, loadConfig, loadDotEnvFile, type Config } from '../config.js'
+import { ConfigError, loadConfig, loadDotEnvFile, summaryRollupDelayMs, type Config } from '../config.js'
 import { DataDirLockedError, openConfiguredDatabase } from '../db/connect.js'
 import type { Database } from '../db/database.js'
 import { PendingMigrationsError, prepareSchema } from '../db/migrate.js'
@@ -333,7 +333,7 @@ export const COMMANDS: Record<string, Command> = {
   'summary rebuild': {
     options: {},
     async run(db, _options, _positionals, _now, config) {
-      const progress = await rebuildRollups({ db, clock: systemClock, delayMs: config.SUMMARY_ROLLUP_DELAY_SECONDS * 1000 })
+      const progress = await rebuildRollups({ db, clock: systemClock, delayMs: summaryRollupDelayMs(config) })
       return { ...progress, rolledUntil: progress.rolledUntil?.toISOString() ?? null }
     },
   },
