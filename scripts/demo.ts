@@ -55,6 +55,8 @@ const env: NodeJS.ProcessEnv = {
   DATA_DIR: dataDir,
   DEMO_BOOTSTRAP: 'true',
   DEMO_ALLOWED_ORIGINS: shopOrigin,
+  // Four weeks of allocations and reversals, so that summaries (and the Hub's dashboard) have something to show.
+  DEMO_ACTIVITY: 'true',
   OPERATOR_LEGAL_NAME: process.env.OPERATOR_LEGAL_NAME || 'Canopy Demo Operator Ltd',
 }
 delete env.DATABASE_URL // the demo always runs on the embedded database

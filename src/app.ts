@@ -9,7 +9,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { DestinationStream } from 'pino'
 import { systemClock, type Clock } from './clock.js'
-import type { Config } from './config.js'
+import { summaryRollupDelayMs, type Config } from './config.js'
 import type { DatabaseHandle } from './db/connect.js'
 import { pendingReceiptStats } from './db/repositories/tax-receipts.js'
 import { pendingDeliveryStats } from './db/repositories/webhooks.js'
@@ -42,6 +42,9 @@ import { AddressPolicy } from './services/webhooks/address-policy.js'
 import { webhookClient } from './services/webhooks/http-client.js'
 import { WebhookWorker } from './services/webhooks/worker.js'
 import webhookEndpointRoutes from './routes/webhook-endpoints.js'
+import summaryRoutes from './routes/summary.js'
+import { RollupWorker } from './services/summary-rollups.js'
+import { findRolledUntil } from './db/repositories/allocation-rollups.js'
 import { parseRetrySchedule } from './domain/webhooks.js'
 
 export interface BuildAppOptions {
@@ -63,6 +66,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** This process's webhook worker (running unless WEBHOOK_WORKER=false; tests may drive runOnce). */
     webhooks: WebhookWorker
+    /** This process's summary rollup worker (running unless SUMMARY_ROLLUP_WORKER=false; tests may drive runOnce). */
+    summaryRollups: RollupWorker
   }
 }
 
@@ -156,6 +161,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     metrics,
   })
   app.decorate('webhooks', webhooks)
+  // Summary rollups: every process may roll up closed time; the state row's lock lets one work at a time.
+  const summaryRollups = new RollupWorker({
+    db,
+    clock,
+    delayMs: summaryRollupDelayMs(config),
+    intervalMs: config.SUMMARY_ROLLUP_INTERVAL_MS,
+    log: app.log,
+    metrics,
+  })
+  app.decorate('summaryRollups', summaryRollups)
   const wakeWebhooks = () => webhooks.wake()
   app.addHook('onReady', async () => {
     if (addressPolicy.opensRanges) {
@@ -165,6 +180,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       )
     }
     if (config.WEBHOOK_WORKER) webhooks.start()
+    if (config.SUMMARY_ROLLUP_WORKER) summaryRollups.start()
     receipts?.start()
     await rateLimits.ready()
     await warnIfRatesAreOld(app, reference, clock(), config.FX_MAX_AGE_DAYS)
@@ -174,6 +190,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await receipts?.stop()
     // In-flight deliveries finish (each within the client's 15 s); nothing new is claimed.
     await webhooks.stop()
+    await summaryRollups.stop()
     await webhookHttp.close()
     mailer?.close()
     await quotes.drain()
@@ -248,6 +265,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     deps: { db, access, clock, urls: { policy: addressPolicy, allowHttp: config.WEBHOOK_ALLOW_HTTP }, wake: wakeWebhooks },
   })
   await app.register(reconciliationRoutes, { deps: { db, access } })
+  await app.register(summaryRoutes, { deps: { db, access } })
   await app.register(publicFileRoutes, { files: new PublicFiles(options.publicFiles) })
 
   return app
@@ -277,6 +295,7 @@ function instrument(
       const { table, origin } = await reference.fxInUse()
       return { date: table.date, origin }
     },
+    summaryRollups: async () => ({ rolledUntil: await findRolledUntil(database.db) }),
   })
 }
 

@@ -60,6 +60,11 @@ export const ConfigSchema = Type.Object(
           "Embedded database with DEMO_BOOTSTRAP only: comma-separated origins added to the demo organisation's allowed origins at start-up (npm run demo sets the demo shop's)",
       }),
     ),
+    DEMO_ACTIVITY: Type.Boolean({
+      default: false,
+      description:
+        'Embedded database with DEMO_BOOTSTRAP only: seed four weeks of demo allocations and reversals (a child organisation in GBP and one in EUR) at start-up, once (npm run demo sets it)',
+    }),
     LOG_LEVEL: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
       { default: 'info', description: 'pino log level' },
@@ -170,6 +175,23 @@ export const ConfigSchema = Type.Object(
         'How long a claimed delivery stays claimed; after a crash it is retried once the lease ends (above the 15 s request bound)',
     }),
     WEBHOOK_CONCURRENCY: Int({ default: 16, minimum: 1, maximum: 256, description: 'Webhook requests in flight per process' }),
+    SUMMARY_ROLLUP_WORKER: Type.Boolean({
+      default: true,
+      description: 'Roll up closed time for allocation summaries in this process (every API process may; one works at a time)',
+    }),
+    SUMMARY_ROLLUP_INTERVAL_MS: Int({
+      default: 30000,
+      minimum: 100,
+      maximum: 3600000,
+      description: 'How often the summary rollup worker rolls up newly closed time',
+    }),
+    SUMMARY_ROLLUP_DELAY_SECONDS: Int({
+      default: 300,
+      minimum: 1,
+      maximum: 86400,
+      description:
+        'How long after a moment its records are rolled up: longer than any allocation can take from its timestamp to its commit (never less than 10 × (DATABASE_CONNECT_TIMEOUT_MS + DATABASE_QUERY_TIMEOUT_MS) is used)',
+    }),
   },
   { additionalProperties: false },
 )
@@ -244,6 +266,14 @@ function validCidrs(text: string): boolean {
     return false
   }
 }
+
+/**
+ * How long after a moment the summary rollup worker rolls up its records (docs/summary.md, "Why a summary is exact"):
+ * SUMMARY_ROLLUP_DELAY_SECONDS, and never less than ten statement bounds (connect + query timeouts), the most an
+ * allocation's write can take after its timestamp; raising the bounds for a long migration raises it with them.
+ */
+export const summaryRollupDelayMs = (config: Config): number =>
+  Math.max(config.SUMMARY_ROLLUP_DELAY_SECONDS * 1000, 10 * (config.DATABASE_CONNECT_TIMEOUT_MS + config.DATABASE_QUERY_TIMEOUT_MS))
 
 /**
  * Entry points call this first: variables from ./.env (if the file exists) fill in what the real

@@ -15,6 +15,8 @@ export interface Metrics {
   allocationReversed(currency: string): void
   /** One webhook attempt, by what came of it: succeeded, failed (a non-2xx answer), gone (410) or error (no answer). */
   webhookAttempt(outcome: string): void
+  /** A round of the summary rollup worker failed (it is tried again; summaries read the records meanwhile). */
+  summaryRollupFailed(): void
 }
 
 export const noMetrics: Metrics = {
@@ -24,6 +26,7 @@ export const noMetrics: Metrics = {
   allocationReplayed: () => {},
   allocationReversed: () => {},
   webhookAttempt: () => {},
+  summaryRollupFailed: () => {},
 }
 
 export interface PoolStats {
@@ -45,6 +48,8 @@ export interface MetricSources {
   outboxes?: () => Promise<Record<string, OutboxStats>>
   /** The date of the exchange rates new quotes use, and where they come from. */
   fxRates?: () => Promise<{ date: string; origin: 'stored' | 'embedded' }>
+  /** Up to when the summary rollups are complete (null: nothing rolled up yet). */
+  summaryRollups?: () => Promise<{ rolledUntil: Date | null }>
 }
 
 export interface PrometheusMetricsOptions {
@@ -74,6 +79,7 @@ export class PrometheusMetrics implements Metrics {
   private readonly webhookAttempts: Counter<'outcome'>
   private readonly rateLimitErrors: Counter
   private readonly sourceErrors: Counter<'source'>
+  private readonly rollupFailures: Counter
   private readonly inFlight = new Map<string, Promise<unknown>>()
 
   constructor(options: PrometheusMetricsOptions = {}) {
@@ -137,6 +143,12 @@ export class PrometheusMetrics implements Metrics {
       registers,
     })
 
+    this.rollupFailures = new Counter({
+      name: 'canopy_summary_rollup_failures_total',
+      help: 'Rounds of the summary rollup worker that failed (retried; summaries stay exact and read the records meanwhile)',
+      registers,
+    })
+
     const sources = () => this.sources
     const read = <T>(name: string, load: () => Promise<T>) => this.read(name, load)
 
@@ -191,6 +203,24 @@ export class PrometheusMetrics implements Metrics {
         this.set({ date: rates.date, origin: rates.origin }, 1)
       },
     })
+
+    const summaryRollups = () => {
+      const load = sources().summaryRollups
+      return load ? read('summary_rollups', load) : Promise.resolve(undefined)
+    }
+    new Gauge({
+      name: 'canopy_summary_rollup_lag_seconds',
+      help: 'How far behind now the summary rollups are complete (rolled_until); the last SUMMARY_ROLLUP_DELAY_SECONDS are never rolled up',
+      registers,
+      async collect() {
+        const state = await summaryRollups()
+        if (state?.rolledUntil) this.set(Math.max(0, (now() - state.rolledUntil.getTime()) / 1000))
+      },
+    })
+  }
+
+  summaryRollupFailed(): void {
+    this.rollupFailures.inc()
   }
 
   /** Called once the app has built what the sources read. Pool gauges exist only where there is a pool. */

@@ -4,7 +4,7 @@ import { writeSync } from 'node:fs'
 import { hostname } from 'node:os'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
-import { allowDemoOrigins, bootstrapDemo, demoCredentialsPath, hasDemoCredentials } from './bootstrap/demo.js'
+import { allowDemoOrigins, bootstrapDemo, demoCredentialsPath, hasDemoCredentials, seedDemoActivity } from './bootstrap/demo.js'
 import { ConfigError, loadConfig, loadDotEnvFile } from './config.js'
 import {
   DatabaseUnreachableError,
@@ -111,7 +111,11 @@ async function main(): Promise<void> {
       embedded && config.DEMO_BOOTSTRAP && config.DEMO_ALLOWED_ORIGINS
         ? await allowDemoOrigins(database.db, config.DATA_DIR, config.DEMO_ALLOWED_ORIGINS, new Date())
         : undefined
+    // Before the app (and its rollup worker) starts: the demo's records are in the past.
+    const demoActivity =
+      embedded && config.DEMO_BOOTSTRAP && config.DEMO_ACTIVITY ? await seedDemoActivity(database.db, config.DATA_DIR) : undefined
     app = await buildApp({ config, database, metrics })
+    if (demoActivity) app.log.info(demoActivity, 'demo activity: allocations and reversals seeded (written: those new in this start)')
     if (demoOrigins) app.log.info({ allowedOrigins: demoOrigins }, 'demo organisation: allowed origins')
     if (demo) {
       console.log(

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { once } from 'node:events'
 import { parseArgs } from 'node:util'
 import type { Kysely } from 'kysely'
-import { ConfigError, loadConfig, loadDotEnvFile, type Config } from '../config.js'
+import { ConfigError, loadConfig, loadDotEnvFile, summaryRollupDelayMs, type Config } from '../config.js'
 import { DataDirLockedError, openConfiguredDatabase } from '../db/connect.js'
 import type { Database } from '../db/database.js'
 import { PendingMigrationsError, prepareSchema } from '../db/migrate.js'
@@ -37,6 +37,8 @@ import { createEndpointAsOperator, deleteEndpointAsOperator, listEndpointsAsOper
 import { csvChunks } from '../http/presenters/reconciliation-csv.js'
 import { AccessResolver } from '../services/access.js'
 import { exportImpactRecordsAsOperator } from '../services/reconciliation.js'
+import { rebuildRollups, rollupStatus, verifyRollups } from '../services/summary-rollups.js'
+import { systemClock } from '../clock.js'
 
 export const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -65,10 +67,19 @@ export const USAGE = `Usage: npm run cli -- <command> [options]
   report allocations --from <iso> --to <iso> [--organisation <uuid>]
                                             the impact records of [from, to) as CSV on stdout (as the API's export):
                                             one organisation's tree, or every tree; at most 366 days
+  summary status                            up to when the summary rollups are complete, and their rows by grain
+  summary rebuild                           every summary rollup again from the records (summaries stay exact meanwhile)
+  summary verify                            compares every rolled-up UTC day with its records; exits 1 listing the days
+                                            that differ (then run summary rebuild)
 
 Runs against DATABASE_URL when set, otherwise the embedded database in DATA_DIR (default ./.data).`
 
 class UsageError extends Error {}
+
+/** A command's JSON output that also means the command failed (exit 1). */
+class FailedOutput {
+  constructor(readonly result: unknown) {}
+}
 
 /** A command's output that is text to stream to stdout as it is produced (not JSON). */
 class TextOutput {
@@ -315,6 +326,25 @@ export const COMMANDS: Record<string, Command> = {
       return new TextOutput(csvChunks(records))
     },
   },
+  'summary status': {
+    options: {},
+    run: (db) => rollupStatus({ db, clock: systemClock }),
+  },
+  'summary rebuild': {
+    options: {},
+    async run(db, _options, _positionals, _now, config) {
+      const progress = await rebuildRollups({ db, clock: systemClock, delayMs: summaryRollupDelayMs(config) })
+      return { ...progress, rolledUntil: progress.rolledUntil?.toISOString() ?? null }
+    },
+  },
+  'summary verify': {
+    options: {},
+    async run(db) {
+      const result = await verifyRollups(db)
+      const report = { ok: result.mismatches.length === 0, ...result }
+      return report.ok ? report : new FailedOutput(report)
+    },
+  },
   'fx import': {
     options: {},
     async run(db, _options, positionals, now) {
@@ -370,6 +400,10 @@ export async function main(argv: string[]): Promise<number> {
         if (!process.stdout.write(chunk)) await once(process.stdout, 'drain')
       }
       return 0
+    }
+    if (result instanceof FailedOutput) {
+      console.log(JSON.stringify(result.result, null, 2))
+      return 1
     }
     console.log(JSON.stringify(result, null, 2))
     return 0

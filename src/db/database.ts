@@ -250,6 +250,37 @@ export interface ImpactRecordPartnersTable {
   allocation_id: string
 }
 
+/** Sums of impact records per period (migrations/2026_11_24_001700_allocation_rollups.ts, docs/summary.md). */
+export interface AllocationRollupsTable {
+  root_organisation_id: string
+  dimension: 'total' | 'partner' | 'project'
+  /** The records' organisation, or the nil uuid: the whole tree. */
+  organisation_id: string
+  grain: 'day' | 'hour' | 'quarter'
+  period_start: Date
+  /** The impact partner or project; the nil uuid for 'total'. */
+  group_id: string
+  currency_code: string
+  allocations: number
+  reversals: number
+  credits_impact: Numeric
+  credits_impact_tax: Numeric
+  credits_service_fee: Numeric
+  credits_service_fee_tax: Numeric
+  credits_quantity_tonnes: Numeric
+  contributions_impact: Numeric
+  contributions_impact_tax: Numeric
+  contributions_service_fee: Numeric
+  contributions_service_fee_tax: Numeric
+}
+
+/** One row: every rollup is complete for the records before rolled_until (null: nothing rolled up yet). */
+export interface AllocationRollupStateTable {
+  id: boolean
+  rolled_until: Date | null
+  updated_at: Date | null
+}
+
 export interface TaxReceiptsTable {
   id: string
   allocation_id: string
@@ -357,6 +388,8 @@ export interface Database {
   allocation_reversals: AllocationReversalsTable
   impact_record_partners: ImpactRecordPartnersTable
   tax_receipts: TaxReceiptsTable
+  allocation_rollups: AllocationRollupsTable
+  allocation_rollup_state: AllocationRollupStateTable
   fx_rates: FxRatesTable
   webhook_endpoints: WebhookEndpointsTable
   webhook_endpoint_secrets: WebhookEndpointSecretsTable

@@ -72,8 +72,11 @@ function windowOf(query: ImpactRecordQuery): { from: Date; to: Date } {
   return { from, to }
 }
 
-/** The records a query may see: its window and filters, inside the key's tree (or the one organisation it names). */
-async function filterOf(deps: ReconciliationDeps, principal: Principal, query: ImpactRecordQuery): Promise<ImpactRecordFilter> {
+/**
+ * The records a query may see: its window and filters, inside the key's tree (or the one organisation it names). The
+ * summary (services/summary.ts) applies the same rules.
+ */
+export async function filterOf(deps: ReconciliationDeps, principal: Principal, query: ImpactRecordQuery): Promise<ImpactRecordFilter> {
   const { from, to } = windowOf(query)
   const filters = { from, to, consumerReference: query.consumerReference, impactPartnerId: query.impactPartnerId }
   if (query.fundsOrganisationId !== undefined) {

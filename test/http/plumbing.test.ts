@@ -106,6 +106,7 @@ describe('health and docs', () => {
       '/funds/allocations',
       '/funds/allocations/impact',
       '/funds/allocations/impact/export',
+      '/funds/allocations/summary',
       '/funds/allocations/{id}',
       '/funds/allocations/{id}/impact',
       '/funds/allocations/{id}/reverse',

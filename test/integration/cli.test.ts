@@ -431,6 +431,16 @@ describe('operator CLI', { timeout: 120_000 }, () => {
     expect(bad.stderr).toMatch(/--from must be an ISO 8601 date-time/)
   })
 
+  it('summary rebuild rolls up every record again; summary verify and status report on the rollups', async () => {
+    const rebuilt = await runCli(['summary', 'rebuild'], env)
+    expect(rebuilt.stderr).toBe('')
+    expect(rebuilt.code).toBe(0)
+    expect(rebuilt.json()).toMatchObject({ caughtUp: true, busy: false, rolledUntil: expect.stringMatching(/Z$/) })
+    const verified = await runCli(['summary', 'verify'], env)
+    expect(verified.code).toBe(0)
+    expect(verified.json()).toMatchObject({ ok: true, mismatches: [] })
+  })
+
   it('prints usage with --help', async () => {
     const result = await runCli(['--help'], env)
     expect(result.code).toBe(0)

@@ -7,7 +7,7 @@ import { UuidSchema } from './common.js'
 const nullableString = () => Type.Unsafe<string | null>({ type: ['string', 'null'] })
 const nullableObject = <T extends TObject>(schema: T) => Type.Unsafe<Static<T> | null>({ ...schema, type: ['object', 'null'] })
 
-const DateTimeSchema = (description: string) =>
+export const DateTimeSchema = (description: string) =>
   Type.String({ format: 'date-time', description: `${description} (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z)` })
 
 const filters = {
