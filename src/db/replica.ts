@@ -18,14 +18,17 @@ export type ReplicaHealth = { usable: true; lagMs: number } | { usable: false; r
 /**
  * How far behind a replica is, from what it says about itself. pg_last_xact_replay_timestamp() is the primary's commit
  * time of the last transaction replayed: on an idle primary it stops advancing, so `now - it` alone would call an
- * idle, fully caught-up replica "lagging". A replica that has replayed everything it received is caught up (lag 0);
- * only one with WAL waiting to be replayed is as old as its last replayed commit.
+ * idle, fully caught-up replica "lagging" (and would, for a moment, the first write after a quiet spell). So: a
+ * replica that has replayed everything it received is caught up (lag 0); one with WAL waiting to be replayed is at
+ * most as old as its last replayed commit, and at most as old as the last check that found it caught up
+ * (`msSinceCaughtUp`: everything committed before then had been replayed) — the smaller of the two bounds.
  */
-export function judgeReplica(probe: ReplicaProbe, maxLagMs: number): ReplicaHealth {
+export function judgeReplica(probe: ReplicaProbe, maxLagMs: number, msSinceCaughtUp: number | null = null): ReplicaHealth {
   if (!probe.inRecovery) return { usable: false, reason: 'not-standby', lagMs: null }
   if (!probe.receiving) return { usable: false, reason: 'not-receiving', lagMs: null }
   if (probe.unreplayedBytes !== null && probe.unreplayedBytes <= 0) return { usable: true, lagMs: 0 }
-  const lagMs = probe.replayAgeMs === null ? null : Math.max(0, probe.replayAgeMs)
+  const bounds = [probe.replayAgeMs, msSinceCaughtUp].filter((ms): ms is number => ms !== null).map((ms) => Math.max(0, ms))
+  const lagMs = bounds.length === 0 ? null : Math.min(...bounds)
   if (lagMs === null || lagMs > maxLagMs) return { usable: false, reason: 'lagging', lagMs }
   return { usable: true, lagMs }
 }
@@ -73,6 +76,8 @@ export class ReadRouter {
   private timer: NodeJS.Timeout | undefined
   private checking: Promise<ReplicaStatus> | undefined
   private running = false
+  /** When a check last found the replica caught up (performance.now()), an upper bound of its lag since. */
+  private caughtUpAt: number | undefined
 
   /** The pool of the `reads` executor: each connection is the replica's while it is in use, else the primary's. */
   readonly pool: PostgresPool = {
@@ -123,8 +128,13 @@ export class ReadRouter {
     let health: ReplicaHealth
     let error: unknown
     try {
-      health = judgeReplica(await probeReplica(this.options.replicaDb), this.options.maxLagMs)
+      const asked = performance.now()
+      const probe = await probeReplica(this.options.replicaDb)
+      health = judgeReplica(probe, this.options.maxLagMs, this.caughtUpAt === undefined ? null : asked - this.caughtUpAt)
+      if (health.usable && health.lagMs === 0) this.caughtUpAt = asked
+      else if (!health.usable && health.reason !== 'lagging') this.caughtUpAt = undefined
     } catch (failure) {
+      this.caughtUpAt = undefined
       health = { usable: false, reason: 'unavailable', lagMs: null }
       error = failure
     }
