@@ -15,6 +15,7 @@ import pg from 'pg'
 import type { Database } from './database.js'
 import { isTransientConnectError } from './failures.js'
 import { ReadRouter } from './replica.js'
+import { probeReplica } from './repositories/replication.js'
 
 // What a database failure is (a lost connection vs a bug) lives in failures.ts; re-exported for existing importers.
 export {
@@ -205,7 +206,7 @@ export function openPostgres(options: PostgresOptions & { replica?: ReplicaOptio
     // Same bounds as the primary; its own application_name, so that its sessions are told apart on the server.
     const pool = openBoundedPool({ ...options, url: options.replica.url, applicationName: 'canopy-reads' })
     const replicaDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool.pool }) })
-    const router = new ReadRouter({ primary: primary.pool, replica: pool.pool, replicaDb, ...options.replica })
+    const router = new ReadRouter({ primary: primary.pool, replica: pool.pool, probe: () => probeReplica(replicaDb), ...options.replica })
     const reads = new Kysely<Database>({ dialect: new PostgresDialect({ pool: router.pool }) })
     replica = { pool, db: replicaDb, router, reads }
   }

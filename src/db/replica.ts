@@ -4,7 +4,7 @@
 import type { Kysely, PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely'
 import type { Database } from './database.js'
 import { errorCode, isConnectionFailure } from './failures.js'
-import { probeReplica, type ReplicaProbe } from './repositories/replication.js'
+import type { ReplicaProbe } from './repositories/replication.js'
 
 /**
  * Why reads are not going to the replica: it did not answer (a check or a statement failed), its replay lag is above
@@ -52,8 +52,8 @@ export interface ReadRouterOptions {
   primary: PostgresPool
   /** The replica's bounded pool. */
   replica: PostgresPool
-  /** A Kysely over `replica`, for the health checks. */
-  replicaDb: Kysely<Database>
+  /** What the replica says about itself (probeReplica on it). */
+  probe: () => Promise<ReplicaProbe>
   maxLagMs: number
   checkIntervalMs: number
 }
@@ -129,7 +129,7 @@ export class ReadRouter {
     let error: unknown
     try {
       const asked = performance.now()
-      const probe = await probeReplica(this.options.replicaDb)
+      const probe = await this.options.probe()
       health = judgeReplica(probe, this.options.maxLagMs, this.caughtUpAt === undefined ? null : asked - this.caughtUpAt)
       if (health.usable && health.lagMs === 0) this.caughtUpAt = asked
       else if (!health.usable && health.reason !== 'lagging') this.caughtUpAt = undefined
