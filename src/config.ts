@@ -245,6 +245,9 @@ function orderingProblems(config: Config): string[] {
   }
   mustBeBelow('IDEMPOTENCY_LOCK_TIMEOUT_MS', 'DATABASE_STATEMENT_TIMEOUT_MS')
   mustBeBelow('DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_QUERY_TIMEOUT_MS')
+  if (config.DATABASE_REPLICA_URL && !config.DATABASE_URL) {
+    problems.push('DATABASE_REPLICA_URL: needs DATABASE_URL (the embedded database has no replicas)')
+  }
   if (!parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE)) {
     problems.push(`WEBHOOK_RETRY_SCHEDULE=${JSON.stringify(config.WEBHOOK_RETRY_SCHEDULE)}: must be delays such as 5s,5m,30m,2h`)
   }
