@@ -17,7 +17,7 @@ import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
 
 /**
  * The negative control: TEST_FAILOVER_ASYNC=1 runs the same test on asynchronous replication, where it fails: the
- * allocations acknowledged while the link to the standby was down are lost (25 of 286 in one run).
+ * allocations acknowledged while the link to the standby was down are lost (24 and 25 of 184 in two runs).
  */
 const ASYNCHRONOUS = process.env.TEST_FAILOVER_ASYNC === '1'
 const CONNECT_TIMEOUT_MS = 500
@@ -115,6 +115,8 @@ describeWithCluster('failover to a synchronous standby (own Postgres cluster)', 
       DATABASE_STATEMENT_TIMEOUT_MS: '1000',
       IDEMPOTENCY_LOCK_TIMEOUT_MS: '500',
       RATE_LIMIT_PER_MINUTE: '1000000',
+      // The webhook worker polls often enough to meet the gap: its lost database must be a warning, not an error.
+      WEBHOOK_POLL_INTERVAL_MS: '100',
     })
     baseUrl = await api.ready
     const quote = await post('/quotes/carbon', floristQuote(org.organisationId))
@@ -266,10 +268,10 @@ describeWithCluster('failover to a synchronous standby (own Postgres cluster)', 
     expect(newAfterSwitch).toBeGreaterThanOrEqual(AFTER_SWITCH)
     expect(api!.child.pid).toBe(pid)
     expect(api!.child.exitCode).toBe(null)
-    const errors = api!
-      .output()
-      .split('\n')
-      .filter((line) => /^\{.*"level":(50|60)/.test(line))
-    expect(errors.slice(0, 3)).toEqual([])
+    const lines = api!.output().split('\n')
+    expect(lines.filter((line) => /^\{.*"level":(50|60)/.test(line)).slice(0, 3)).toEqual([])
+    const logged = (level: number, msg: string) => lines.some((line) => line.includes(`"level":${level},`) && line.includes(msg))
+    expect(logged(40, 'webhook worker could not claim deliveries: the database is unavailable')).toBe(true)
+    expect(logged(30, 'webhook worker: the database is available again')).toBe(true)
   })
 })
