@@ -76,6 +76,7 @@ export class ReadRouter {
   private timer: NodeJS.Timeout | undefined
   private checking: Promise<ReplicaStatus> | undefined
   private running = false
+  private stopped = false
   /** When a check last found the replica caught up (performance.now()), an upper bound of its lag since. */
   private caughtUpAt: number | undefined
 
@@ -101,15 +102,17 @@ export class ReadRouter {
   async start(): Promise<ReplicaStatus> {
     if (this.running) return this.status()
     this.running = true
+    this.stopped = false
     const status = await this.check()
     this.schedule()
     return status
   }
 
+  /** No more checks; one in flight is left to end with the pools (src/db/connect.ts closes them) and ignored. */
   async stop(): Promise<void> {
     this.running = false
+    this.stopped = true
     clearTimeout(this.timer)
-    await this.checking
   }
 
   /** One health check (one at a time): probes the replica and moves it in or out of use. */
@@ -138,6 +141,8 @@ export class ReadRouter {
       health = { usable: false, reason: 'unavailable', lagMs: null }
       error = failure
     }
+    // Shutting down: the pools are closing under the check, which says nothing about the replica.
+    if (this.stopped) return this.status()
     if (health.usable) {
       const recovering = this.current.state === 'skipped' && this.current.reason === 'lagging'
       if (recovering && health.lagMs > this.options.maxLagMs / 2) this.update({ ...this.current, lagMs: health.lagMs })
