@@ -84,7 +84,8 @@ const DOCUMENTED_UNDER_V3 = ['/organisations', '/post-purchase/', '/checkout/', 
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const { config, database } = options
-  const { db } = database
+  // `reads`: the read replica's executor (DATABASE_REPLICA_URL), `db` itself without one (src/db/replica.ts).
+  const { db, reads } = database
   const clock = options.clock ?? systemClock
   const now = () => clock().getTime()
   // The shared collaborators, built once; each route plugin gets the few its services use.
@@ -133,6 +134,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   })
   app.addHook('onRequest', readBearerToken)
   if (prometheus) instrument(app, prometheus, { database, reference })
+  watchReplica(app, database, prometheus, config.DATABASE_REPLICA_MAX_LAG_MS)
   // Tax receipts leave through the outbox only when an SMTP server is configured; otherwise they wait.
   const mailer = config.SMTP_URL ? smtpSender(config.SMTP_URL, config.SMTP_FROM) : undefined
   const receipts = mailer
@@ -179,6 +181,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         'webhooks may reach these otherwise refused address ranges (WEBHOOK_ALLOWED_CIDRS)',
       )
     }
+    // Not awaited: a replica that does not answer must not hold up start-up (reads go to the primary meanwhile).
+    void database.replica?.start()
     if (config.WEBHOOK_WORKER) webhooks.start()
     if (config.SUMMARY_ROLLUP_WORKER) summaryRollups.start()
     receipts?.start()
@@ -264,8 +268,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(webhookEndpointRoutes, {
     deps: { db, access, clock, urls: { policy: addressPolicy, allowHttp: config.WEBHOOK_ALLOW_HTTP }, wake: wakeWebhooks },
   })
-  await app.register(reconciliationRoutes, { deps: { db, access } })
-  await app.register(summaryRoutes, { deps: { db, access } })
+  // Read-only routes take `reads` (pages, exports): the replica when one is configured and caught up. A service that
+  // only reads is routed there by passing `db: reads` here; one that also writes declares `reads` in its deps.
+  await app.register(reconciliationRoutes, { deps: { db, reads, access } })
+  await app.register(summaryRoutes, { deps: { db: reads, access } })
   await app.register(publicFileRoutes, { files: new PublicFiles(options.publicFiles) })
 
   return app
@@ -285,8 +291,17 @@ function instrument(
     done()
   })
   const { database, reference } = sources
+  const replica = database.replica
   metrics.setSources({
     ...(database.poolStats ? { pool: database.poolStats } : {}),
+    ...(replica
+      ? {
+          replica: () => {
+            const status = replica.status()
+            return { inUse: status.state === 'in-use', lagMs: status.lagMs }
+          },
+        }
+      : {}),
     outboxes: async () => ({
       tax_receipts: await pendingReceiptStats(database.db),
       webhook_deliveries: await pendingDeliveryStats(database.db),
@@ -296,6 +311,28 @@ function instrument(
       return { date: table.date, origin }
     },
     summaryRollups: async () => ({ rolledUntil: await findRolledUntil(database.db) }),
+  })
+}
+
+/**
+ * The read replica taken out of use is a warning and a count (canopy_db_replica_skips_total); its return an info line.
+ * A failover of the primary usually takes the replica out too (it stops receiving): routine, never an error.
+ */
+function watchReplica(app: FastifyInstance, database: DatabaseHandle, metrics: PrometheusMetrics | undefined, maxLagMs: number): void {
+  database.replica?.onChange((change) => {
+    if (change.state === 'in-use') {
+      app.log.info(
+        { replica: { lagMs: change.lagMs } },
+        change.previous === 'unknown' ? 'read replica in use' : 'read replica in use again',
+      )
+      return
+    }
+    if (change.state !== 'skipped' || change.reason === null) return
+    metrics?.replicaSkipped(change.reason)
+    app.log.warn(
+      { replica: { reason: change.reason, lagMs: change.lagMs, maxLagMs }, ...(change.error === undefined ? {} : { err: change.error }) },
+      `read replica skipped (${change.reason}): reads go to the primary until a check finds it well`,
+    )
   })
 }
 

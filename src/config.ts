@@ -40,6 +40,25 @@ export const ConfigSchema = Type.Object(
       minimum: 0,
       description: 'At start-up, how long to retry (with backoff) a Postgres that cannot be reached before exiting with status 1',
     }),
+    DATABASE_REPLICA_URL: Type.Optional(
+      Type.String({
+        pattern: '^postgres(ql)?://',
+        description:
+          'A streaming replica of DATABASE_URL for reconciliation reads and exports; unset = every read on the primary. Unreachable or lagging = reads on the primary until it recovers',
+      }),
+    ),
+    DATABASE_REPLICA_MAX_LAG_MS: Int({
+      default: 5000,
+      minimum: 100,
+      maximum: 3600000,
+      description: 'Replay lag above which the replica is skipped (reads on the primary until it is back within half of it)',
+    }),
+    DATABASE_REPLICA_CHECK_INTERVAL_MS: Int({
+      default: 1000,
+      minimum: 50,
+      maximum: 60000,
+      description: "How often each process checks the replica's health and replay lag",
+    }),
     READINESS_TIMEOUT_MS: Int({
       default: 750,
       minimum: 50,
@@ -248,6 +267,9 @@ function orderingProblems(config: Config): string[] {
   }
   mustBeBelow('IDEMPOTENCY_LOCK_TIMEOUT_MS', 'DATABASE_STATEMENT_TIMEOUT_MS')
   mustBeBelow('DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_QUERY_TIMEOUT_MS')
+  if (config.DATABASE_REPLICA_URL && !config.DATABASE_URL) {
+    problems.push('DATABASE_REPLICA_URL: needs DATABASE_URL (the embedded database has no replicas)')
+  }
   if (!parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE)) {
     problems.push(`WEBHOOK_RETRY_SCHEDULE=${JSON.stringify(config.WEBHOOK_RETRY_SCHEDULE)}: must be delays such as 5s,5m,30m,2h`)
   }

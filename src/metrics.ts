@@ -50,6 +50,13 @@ export interface MetricSources {
   fxRates?: () => Promise<{ date: string; origin: 'stored' | 'embedded' }>
   /** Up to when the summary rollups are complete (null: nothing rolled up yet). */
   summaryRollups?: () => Promise<{ rolledUntil: Date | null }>
+  /** DATABASE_REPLICA_URL only: whether reads go to the replica now, and its replay lag last measured. */
+  replica?: () => ReplicaGauges
+}
+
+export interface ReplicaGauges {
+  inUse: boolean
+  lagMs: number | null
 }
 
 export interface PrometheusMetricsOptions {
@@ -78,6 +85,7 @@ export class PrometheusMetrics implements Metrics {
   private readonly reversals: Counter<'currency'>
   private readonly webhookAttempts: Counter<'outcome'>
   private readonly rateLimitErrors: Counter
+  private readonly replicaSkips: Counter<'reason'>
   private readonly sourceErrors: Counter<'source'>
   private readonly rollupFailures: Counter
   private readonly inFlight = new Map<string, Promise<unknown>>()
@@ -134,6 +142,12 @@ export class PrometheusMetrics implements Metrics {
     this.rateLimitErrors = new Counter({
       name: 'canopy_rate_limit_store_errors_total',
       help: 'Rate-limit checks that failed because the shared store (Redis) did not answer; those requests were served (fail open)',
+      registers,
+    })
+    this.replicaSkips = new Counter({
+      name: 'canopy_db_replica_skips_total',
+      help: 'Times the read replica was taken out of use (reads then go to the primary), by reason: unavailable, lagging, not-receiving, not-standby',
+      labelNames: ['reason'],
       registers,
     })
     this.sourceErrors = new Counter({
@@ -226,6 +240,26 @@ export class PrometheusMetrics implements Metrics {
   /** Called once the app has built what the sources read. Pool gauges exist only where there is a pool. */
   setSources(sources: MetricSources): void {
     this.sources = sources
+    const replica = sources.replica
+    if (replica && !this.registry.getSingleMetric('canopy_db_replica_in_use')) {
+      new Gauge({
+        name: 'canopy_db_replica_in_use',
+        help: 'Whether reads go to the read replica (1) or to the primary because it is skipped or not yet checked (0)',
+        registers: [this.registry],
+        collect() {
+          this.set(replica().inUse ? 1 : 0)
+        },
+      })
+      new Gauge({
+        name: 'canopy_db_replica_lag_seconds',
+        help: "The read replica's replay lag at its last check (0 when it has replayed all it received; NaN when unknown)",
+        registers: [this.registry],
+        collect() {
+          const { lagMs } = replica()
+          this.set(lagMs === null ? NaN : lagMs / 1000)
+        },
+      })
+    }
     const stats = sources.pool
     if (!stats || this.registry.getSingleMetric('canopy_db_pool_clients')) return
     const pool = (name: string, help: string, pick: (stats: PoolStats) => number) =>
@@ -277,6 +311,10 @@ export class PrometheusMetrics implements Metrics {
 
   rateLimitStoreFailed(): void {
     this.rateLimitErrors.inc()
+  }
+
+  replicaSkipped(reason: string): void {
+    this.replicaSkips.inc({ reason })
   }
 
   quoteCreated(impactType: string, origin: string): void {

@@ -315,8 +315,9 @@ export const COMMANDS: Record<string, Command> = {
     },
     async run(db, options) {
       const access = new AccessResolver(db, 10_000)
+      // Only reads: to export from a replica, run it with DATABASE_URL set to the replica's URL.
       const records = await exportImpactRecordsAsOperator(
-        { db, access },
+        { db, reads: db, access },
         {
           dateTimeFrom: isoDateTime(options, 'from'),
           dateTimeTo: isoDateTime(options, 'to'),

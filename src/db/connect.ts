@@ -13,11 +13,33 @@ import {
 } from 'kysely'
 import pg from 'pg'
 import type { Database } from './database.js'
+import { isTransientConnectError } from './failures.js'
+import { ReadRouter } from './replica.js'
+import { probeReplica } from './repositories/replication.js'
+
+// What a database failure is (a lost connection vs a bug) lives in failures.ts; re-exported for existing importers.
+export {
+  CONNECTION_ERROR_CODES,
+  errorCode,
+  isConnectionFailure,
+  isDatabaseUnavailable,
+  isPoolTimeout,
+  isTransientConnectError,
+} from './failures.js'
 
 export type DatabaseBackend = 'postgres' | 'pglite'
 
 export interface DatabaseHandle {
   readonly db: Kysely<Database>
+  /**
+   * The executor of read-only statements that may be served by a read replica (DATABASE_REPLICA_URL): the replica
+   * while it answers and is caught up, the primary otherwise (src/db/replica.ts). `db` itself when no replica is
+   * configured. Never for writes, transactions, idempotency or authentication, nor for a read that must see what the
+   * caller has just written.
+   */
+  readonly reads: Kysely<Database>
+  /** Postgres with DATABASE_REPLICA_URL only: where reads go and why, and the replica's health checks. */
+  readonly replica?: ReadRouter
   readonly backend: DatabaseBackend
   close(): Promise<void>
   /** PGlite only: the whole data directory as a gzipped tarball (used to clone test databases). */
@@ -119,11 +141,20 @@ function boundedPool(pool: pg.Pool, queryTimeoutMs: number): PostgresPool {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
 
-export function openPostgres(options: PostgresOptions): DatabaseHandle {
+/** One bounded pg pool: what Kysely sees, its counts, and a close that never hangs on a frozen link. */
+interface BoundedPostgresPool {
+  readonly pool: PostgresPool
+  stats(): { total: number; idle: number; waiting: number; max: number }
+  /** Lets the pool fall quiet, then ends its connections (bounded: a frozen link never says goodbye). */
+  close(end: () => Promise<void>): Promise<void>
+}
+
+function openBoundedPool(options: PostgresOptions): BoundedPostgresPool {
   const queryTimeoutMs = options.queryTimeoutMs ?? POSTGRES_BOUNDS.queryTimeoutMs
+  const max = options.poolMax ?? 10
   const pool = new pg.Pool({
     connectionString: options.url,
-    max: options.poolMax ?? 10,
+    max,
     connectionTimeoutMillis: options.connectTimeoutMs ?? POSTGRES_BOUNDS.connectTimeoutMs,
     statement_timeout: options.statementTimeoutMs ?? POSTGRES_BOUNDS.statementTimeoutMs,
     lock_timeout: options.lockTimeoutMs ?? POSTGRES_BOUNDS.lockTimeoutMs,
@@ -141,20 +172,14 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
     client.on('error', () => {})
   })
   pool.on('remove', (client) => clients.delete(client))
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: boundedPool(pool, queryTimeoutMs) }) })
-  let closed = false
-  const max = options.poolMax ?? 10
   return {
-    db,
-    backend: 'postgres',
-    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
-    async close() {
-      if (closed) return
-      closed = true
+    pool: boundedPool(pool, queryTimeoutMs),
+    stats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
+    async close(end) {
       // A handler whose client has gone away may still be between queries: let the pool fall quiet first.
       await waitForQuietPool(pool, 5_000)
       // Ending a connection waits for the server's goodbye, which a frozen link never sends: bounded.
-      const ended = db.destroy().then(() => true)
+      const ended = end().then(() => true)
       if (!(await Promise.race([ended, sleep(1_000).then(() => false)]))) {
         for (const client of clients) client.connection.stream.destroy()
         await Promise.race([ended, sleep(1_000)])
@@ -163,49 +188,47 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
   }
 }
 
-/**
- * Error codes of a database that is out of reach for now: socket errors, Postgres' connection exceptions
- * (SQLSTATE class 08), too many connections (53300) and a server starting or shutting down (57P0x). Worth
- * waiting for at start-up; a 503 with Retry-After for a request (src/http/errors.ts).
- */
-export const CONNECTION_ERROR_CODES: ReadonlySet<string> = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  '08000',
-  '08001',
-  '08003',
-  '08004',
-  '08006',
-  '53300',
-  '57P01',
-  '57P02',
-  '57P03',
-])
-
-/** The code of an error, or of the first of an AggregateError's errors (Node tries each address of a host). */
-export function errorCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code
-  if (typeof code === 'string') return code
-  const inner = (error as { errors?: unknown } | null)?.errors
-  return Array.isArray(inner) && inner.length > 0 ? errorCode(inner[0]) : undefined
+/** Where reads may go besides the primary (DATABASE_REPLICA_URL), and how stale they may be. */
+export interface ReplicaOptions {
+  url: string
+  /** Replay lag above which the replica is skipped (DATABASE_REPLICA_MAX_LAG_MS). */
+  maxLagMs: number
+  /** How often its health and lag are checked (DATABASE_REPLICA_CHECK_INTERVAL_MS). */
+  checkIntervalMs: number
 }
 
-/**
- * True when waiting may help (nothing listens yet, a refused or timed-out connection, DNS not
- * there yet, a server starting up); false for what waiting cannot fix (bad credentials, an
- * unknown database, a bug), which start-up reports at once.
- */
-export function isTransientConnectError(error: unknown): boolean {
-  const code = errorCode(error)
-  if (code !== undefined) return CONNECTION_ERROR_CODES.has(code)
-  const message = error instanceof Error ? error.message : ''
-  return /timeout exceeded when trying to connect|^Connection terminated/.test(message)
+export function openPostgres(options: PostgresOptions & { replica?: ReplicaOptions | undefined }): DatabaseHandle {
+  const primary = openBoundedPool(options)
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: primary.pool }) })
+  let closed = false
+  let replica: { pool: BoundedPostgresPool; db: Kysely<Database>; router: ReadRouter; reads: Kysely<Database> } | undefined
+  if (options.replica) {
+    // Same bounds as the primary; its own application_name, so that its sessions are told apart on the server.
+    const pool = openBoundedPool({ ...options, url: options.replica.url, applicationName: 'canopy-reads' })
+    const replicaDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool.pool }) })
+    const router = new ReadRouter({ primary: primary.pool, replica: pool.pool, probe: () => probeReplica(replicaDb), ...options.replica })
+    const reads = new Kysely<Database>({ dialect: new PostgresDialect({ pool: router.pool }) })
+    replica = { pool, db: replicaDb, router, reads }
+  }
+  return {
+    db,
+    reads: replica?.reads ?? db,
+    ...(replica ? { replica: replica.router } : {}),
+    backend: 'postgres',
+    poolStats: primary.stats,
+    async close() {
+      if (closed) return
+      closed = true
+      if (replica) {
+        const { router, reads, pool, db: replicaDb } = replica
+        await router.stop()
+        // The routing pool owns no connection: ending it ends nothing; each real pool is closed on its own.
+        await reads.destroy()
+        await pool.close(() => replicaDb.destroy())
+      }
+      await primary.close(() => db.destroy())
+    },
+  }
 }
 
 export class DatabaseUnreachableError extends Error {
@@ -337,6 +360,7 @@ export async function openPglite(options: { dataDir?: string; loadDataDir?: Blob
   let closed = false
   return {
     db,
+    reads: db,
     backend: 'pglite',
     dump: () => client.dumpDataDir('gzip'),
     async close() {
@@ -358,6 +382,9 @@ export function embeddedDataDir(dataDir: string): string {
 /** The database the configuration asks for: Postgres when DATABASE_URL is set, else PGlite under DATA_DIR. */
 export async function openConfiguredDatabase(config: {
   DATABASE_URL?: string | undefined
+  DATABASE_REPLICA_URL?: string | undefined
+  DATABASE_REPLICA_MAX_LAG_MS: number
+  DATABASE_REPLICA_CHECK_INTERVAL_MS: number
   DATA_DIR: string
   DATABASE_POOL_MAX: number
   DATABASE_CONNECT_TIMEOUT_MS: number
@@ -373,6 +400,13 @@ export async function openConfiguredDatabase(config: {
       queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
       statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
       lockTimeoutMs: config.IDEMPOTENCY_LOCK_TIMEOUT_MS,
+      replica: config.DATABASE_REPLICA_URL
+        ? {
+            url: config.DATABASE_REPLICA_URL,
+            maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
+            checkIntervalMs: config.DATABASE_REPLICA_CHECK_INTERVAL_MS,
+          }
+        : undefined,
     })
   }
   return openPglite({ dataDir: embeddedDataDir(config.DATA_DIR) })

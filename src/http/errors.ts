@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { CONNECTION_ERROR_CODES } from '../db/connect.js'
+import { isDatabaseUnavailable, isPoolTimeout } from '../db/failures.js'
 import { DomainError, type DomainErrorCode } from '../domain/errors.js'
 import { AppError, type AppErrorCode, type ErrorDetail } from '../errors.js'
 
@@ -201,26 +201,9 @@ function mapFastifyError(error: Partial<FastifyError>): AppError<HttpErrorCode> 
   if (error.statusCode === 429) return httpError('TOO_MANY_REQUESTS', 'too many requests, slow down')
   if (error.statusCode === 503) return httpError('SERVICE_UNAVAILABLE', 'service is unavailable, retry later')
   if (isPoolTimeout(error)) return httpError('SERVICE_UNAVAILABLE', 'service is busy, retry later')
-  if ((typeof error.code === 'string' && DATABASE_UNAVAILABLE.has(error.code)) || isConnectionLost(error)) {
-    return httpError('SERVICE_UNAVAILABLE', 'database is unavailable, retry later')
-  }
+  if (isDatabaseUnavailable(error)) return httpError('SERVICE_UNAVAILABLE', 'database is unavailable, retry later')
   return undefined
 }
-
-/**
- * A database out of reach (CONNECTION_ERROR_CODES), or a statement cancelled by statement_timeout (57014):
- * retryable, not a bug. ETIMEDOUT is also the code of DatabaseTimeoutError (src/db/connect.ts): a statement
- * without an answer within DATABASE_QUERY_TIMEOUT_MS.
- */
-const DATABASE_UNAVAILABLE: ReadonlySet<string> = new Set([...CONNECTION_ERROR_CODES, '57014'])
-
-const isPoolTimeout = (error: Partial<FastifyError>): boolean =>
-  typeof error.message === 'string' &&
-  /timeout exceeded when trying to connect|Connection terminated due to connection timeout/.test(error.message)
-
-/** pg's errors (no code) for a connection that ended under a statement, or was used after that. */
-const isConnectionLost = (error: Partial<FastifyError>): boolean =>
-  typeof error.message === 'string' && /^Connection terminated|^Client has encountered a connection error/.test(error.message)
 
 /** Sends anything thrown in the one error shape, with the headers its status calls for. */
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {

@@ -2,6 +2,7 @@
 // time, or exported page by page. A record is an allocation or a reversal; records are ordered by (fundsDateTime, id).
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
+import { findOnReplicaFirst } from '../db/replica.js'
 import { findOrganisationById, findRootOrganisationIds } from '../db/repositories/organisations.js'
 import {
   findImpactRecordById,
@@ -16,7 +17,11 @@ import { AppError, notFound } from '../errors.js'
 import type { AccessResolver, Principal } from './access.js'
 
 export interface ReconciliationDeps {
+  /** The primary: reads by id fall back to it (findOnReplicaFirst). */
   readonly db: Kysely<Database>
+  /** Pages, exports and reads by id: the read replica when one is configured and caught up (src/db/replica.ts). */
+  readonly reads: Kysely<Database>
+  /** Authentication and the key's tree: always on the primary. */
   readonly access: AccessResolver
 }
 
@@ -98,7 +103,7 @@ const invalidCursor = (path: string): AppError =>
 
 /** A cursor's position; a record that does not exist or that the key may not see is refused alike (nothing revealed). */
 async function positionOf(deps: ReconciliationDeps, principal: Principal, id: string, path: string): Promise<ImpactRecordPosition> {
-  const position = await findImpactRecordPosition(deps.db, id)
+  const position = await findOnReplicaFirst(deps, (db) => findImpactRecordPosition(db, id))
   if (!position || !(await deps.access.canSee(principal, position.organisationId))) throw invalidCursor(path)
   return { time: position.time, id: position.id }
 }
@@ -124,7 +129,7 @@ export async function listImpactRecords(
   const after = query.startingAfter === undefined ? undefined : await positionOf(deps, principal, query.startingAfter, '/startingAfter')
   const before = query.endingBefore === undefined ? undefined : await positionOf(deps, principal, query.endingBefore, '/endingBefore')
   const direction = before ? 'backward' : 'forward'
-  const rows = await findImpactRecords(deps.db, { filter, after, before, direction, limit: limit + 1 })
+  const rows = await findImpactRecords(deps.reads, { filter, after, before, direction, limit: limit + 1 })
   const hasMore = rows.length > limit
   const page = rows.slice(0, limit)
   if (direction === 'backward') page.reverse()
@@ -133,7 +138,7 @@ export async function listImpactRecords(
 
 /** One record of the key's tree, by allocation id or reversal id; anything else is not found. */
 export async function getImpactRecord(deps: ReconciliationDeps, principal: Principal, id: string): Promise<ImpactRecord> {
-  const stored = await findImpactRecordById(deps.db, id)
+  const stored = await findOnReplicaFirst(deps, (db) => findImpactRecordById(db, id))
   if (!stored || !(await deps.access.canSee(principal, stored.source.allocation.organisationId))) throw notFound('funds allocation')
   return recordOf(stored)
 }
@@ -152,7 +157,7 @@ export async function exportImpactRecords(
   async function* records(): AsyncGenerator<ImpactRecord> {
     let after: ImpactRecordPosition | undefined
     for (;;) {
-      const rows = await findImpactRecords(deps.db, { filter, after, direction: 'forward', limit: pageSize })
+      const rows = await findImpactRecords(deps.reads, { filter, after, direction: 'forward', limit: pageSize })
       for (const row of rows) yield recordOf(row)
       const last = rows.at(-1)
       if (!last || rows.length < pageSize) return

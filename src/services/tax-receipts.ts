@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import nodemailer from 'nodemailer'
 import type { Database, TaxReceiptPayload } from '../db/database.js'
+import { isDatabaseUnavailable } from '../db/failures.js'
 import { claimDueReceipts, markReceiptFailedAttempt, markReceiptSent } from '../db/repositories/tax-receipts.js'
 
 export interface ReceiptMessage {
@@ -109,7 +110,12 @@ export class TaxReceiptSender {
     const tick = () => {
       if (this.stopped) return
       this.running = this.runOnce()
-        .catch((error: unknown) => this.options.log.error({ err: error }, 'tax receipt sender failed'))
+        .catch((error: unknown) => {
+          // A database out of reach (a failover) is retried at the next poll: a warning; anything else is a bug.
+          if (isDatabaseUnavailable(error))
+            this.options.log.warn({ err: error }, 'tax receipt sender: the database is unavailable; retrying')
+          else this.options.log.error({ err: error }, 'tax receipt sender failed')
+        })
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(tick, this.options.pollIntervalMs)
         })

@@ -36,6 +36,11 @@ export interface TcpProxy {
   refuse(): Promise<void>
   /** Accept connections again, on the same port. */
   accept(): Promise<void>
+  /**
+   * Send new connections to another server (a virtual IP moved by a failover tool) and cut the open ones: a moved
+   * address does not carry TCP connections with it.
+   */
+  retarget(target: { host: string; port: number }): void
   /** Open client connections. */
   connections(): number
   /** Connections whose client went away while data for Postgres was held. */
@@ -43,7 +48,11 @@ export interface TcpProxy {
   close(): Promise<void>
 }
 
-export async function startTcpProxy(target: { host: string; port: number }, options: { accepting?: boolean } = {}): Promise<TcpProxy> {
+export async function startTcpProxy(
+  initialTarget: { host: string; port: number },
+  options: { accepting?: boolean } = {},
+): Promise<TcpProxy> {
+  let target = initialTarget
   const links = new Set<Link>()
   let frozen = false
   let trigger: { pattern: RegExp; when: 'before' | 'after'; fired: () => void } | undefined
@@ -145,6 +154,10 @@ export async function startTcpProxy(target: { host: string; port: number }, opti
     },
     async accept() {
       if (!server.listening) await listen(port)
+    },
+    retarget(next) {
+      target = next
+      for (const link of [...links]) drop(link)
     },
     connections: () => [...links].filter((link) => !link.clientGone).length,
     orphans: () => [...links].filter((link) => link.clientGone && link.up.length > 0).length,

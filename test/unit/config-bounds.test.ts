@@ -45,6 +45,18 @@ describe('database bounds', () => {
     })
   })
 
+  it('refuses a read replica without a primary, and replica bounds out of range', () => {
+    expect(() => loadConfig({ DATABASE_REPLICA_URL: 'postgres://r:5432/canopy' })).toThrow(/DATABASE_REPLICA_URL: needs DATABASE_URL/)
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://p/c', DATABASE_REPLICA_URL: 'mysql://r/c' })).toThrow(/DATABASE_REPLICA_URL/)
+    expect(() => loadConfig({ DATABASE_REPLICA_MAX_LAG_MS: '50' })).toThrow(/DATABASE_REPLICA_MAX_LAG_MS/)
+    expect(() => loadConfig({ DATABASE_REPLICA_CHECK_INTERVAL_MS: '0' })).toThrow(/DATABASE_REPLICA_CHECK_INTERVAL_MS/)
+    expect(loadConfig({ DATABASE_URL: 'postgres://p/c', DATABASE_REPLICA_URL: 'postgres://r/c' })).toMatchObject({
+      DATABASE_REPLICA_URL: 'postgres://r/c',
+      DATABASE_REPLICA_MAX_LAG_MS: 5000,
+      DATABASE_REPLICA_CHECK_INTERVAL_MS: 1000,
+    })
+  })
+
   it.each([
     ['DATABASE_QUERY_TIMEOUT_MS', '0'],
     ['DATABASE_STARTUP_TIMEOUT_MS', '-1'],

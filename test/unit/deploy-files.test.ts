@@ -44,7 +44,7 @@ describe('docker-compose.yml', () => {
   const replicas = ['api-1', 'api-2']
 
   it('runs postgres and redis (pinned, health-checked), a one-shot migrate, two API replicas and a load balancer', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['api-1', 'api-2', 'lb', 'migrate', 'postgres', 'redis'])
+    expect(Object.keys(compose.services).sort()).toEqual(['api-1', 'api-2', 'lb', 'migrate', 'postgres', 'postgres-replica', 'redis'])
     const postgres = compose.services.postgres
     expect(postgres.image).toMatch(/^postgres:\d+\.\d+/)
     expect(postgres.healthcheck.test.join(' ')).toContain('pg_isready')
@@ -108,6 +108,80 @@ describe('docker-compose.yml', () => {
       expect(url.password).toBe(compose.services.postgres.environment.POSTGRES_PASSWORD)
       expect(url.pathname).toBe(`/${compose.services.postgres.environment.POSTGRES_DB}`)
     }
+  })
+
+  describe('the streaming replica', () => {
+    const primary = compose.services.postgres
+    const replica = compose.services['postgres-replica']
+    const setting = (name: string) =>
+      (primary.command as string[])
+        .find((part, i) => primary.command[i - 1] === '-c' && part.startsWith(`${name}=`))
+        ?.slice(name.length + 1)
+
+    it('is the same pinned Postgres image as the primary, health-checked, on its own volume, started after the primary', () => {
+      expect(replica.image).toBe(primary.image)
+      expect(replica.healthcheck.test.join(' ')).toContain('pg_isready')
+      const [primaryVolume] = primary.volumes[0].split(':')
+      const [replicaVolume, replicaTarget] = replica.volumes[0].split(':')
+      expect(replicaVolume).not.toBe(primaryVolume)
+      expect(replicaTarget).toBe('/var/lib/postgresql/data')
+      expect(Object.keys(compose.volumes)).toContain(replicaVolume)
+      expect(replica.depends_on.postgres.condition).toBe('service_healthy')
+    })
+
+    it('clones the primary with pg_basebackup -R on first start, as the user and slot the primary creates', () => {
+      const mounted = (service: { volumes: string[] }, target: string) =>
+        service.volumes.map((v) => v.split(':')).find(([, inside]) => inside === target)?.[0]
+      const entrypoint = replica.entrypoint.at(-1) as string
+      const script = mounted(replica, entrypoint)
+      expect(script, 'the replica entrypoint is mounted from the repository').toBeDefined()
+      const replicaScript = read(script!.replace(/^\.\//, ''))
+      expect(replicaScript).toMatch(/pg_basebackup[\s\S]*-R\b/)
+      expect(replicaScript).toMatch(/application_name=\$REPLICA_NAME/)
+      expect(replicaScript).toMatch(/-S "\$REPLICA_NAME"/)
+      expect(replicaScript).toMatch(/exec docker-entrypoint\.sh postgres/)
+      const init = mounted(primary, '/docker-entrypoint-initdb.d/10-replication.sh')
+      expect(init, 'the primary creates the replication user on its first start').toBeDefined()
+      const initScript = read(init!.replace(/^\.\//, ''))
+      expect(initScript).toMatch(/WITH REPLICATION LOGIN/)
+      expect(initScript).toMatch(/pg_create_physical_replication_slot/)
+      expect(initScript).toMatch(/host replication \$POSTGRES_REPLICATION_USER all scram-sha-256.*pg_hba\.conf/)
+      for (const key of ['POSTGRES_REPLICATION_USER', 'POSTGRES_REPLICATION_PASSWORD', 'REPLICA_NAME']) {
+        expect(replica.environment[key], key).toBe(primary.environment[key])
+      }
+      expect(replica.environment.PRIMARY_HOST).toBe('postgres')
+    })
+
+    it('streams from a primary set up for it, with the synchronous standby an option (synchronous_commit on)', () => {
+      expect(setting('wal_level')).toBe('replica')
+      expect(Number(setting('max_wal_senders'))).toBeGreaterThan(0)
+      expect(setting('max_slot_wal_keep_size')).toMatch(/^\d+GB$/)
+      expect(setting('synchronous_commit')).toBe('on')
+      expect(setting('synchronous_standby_names')).toBe('${POSTGRES_SYNCHRONOUS_STANDBY_NAMES:-}')
+      expect(read('docker-compose.yml')).toContain(`POSTGRES_SYNCHRONOUS_STANDBY_NAMES=${primary.environment.REPLICA_NAME}`)
+    })
+
+    it('is what the API replicas read from, without waiting for it to start', () => {
+      for (const name of replicas) {
+        const env = compose.services[name].environment
+        const reads = new URL(env.DATABASE_REPLICA_URL)
+        const writes = new URL(env.DATABASE_URL)
+        expect(reads.hostname).toBe('postgres-replica')
+        expect([reads.username, reads.password, reads.pathname]).toEqual([writes.username, writes.password, writes.pathname])
+        expect(compose.services[name].depends_on['postgres-replica'], name).toBeUndefined()
+      }
+    })
+
+    it('publishes both servers on the loopback only, on different ports, and runs them as the postgres user', () => {
+      const hostPorts = [primary, replica].map((service) => {
+        const [host, hostPort, containerPort] = String(service.ports[0]).split(':')
+        expect(host).toBe('127.0.0.1')
+        expect(containerPort).toBe('5432')
+        return hostPort
+      })
+      expect(new Set(hostPorts).size).toBe(2)
+      for (const service of [primary, replica]) expect(service.user).toBe('postgres')
+    })
   })
 
   it('pins every image by version', () => {

@@ -5,6 +5,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import type { Database } from '../../db/database.js'
+import { isDatabaseUnavailable } from '../../db/failures.js'
 import type { WebhookAttempt } from '../../db/repositories/webhooks.js'
 import {
   claimDueDeliveries,
@@ -66,6 +67,8 @@ export class WebhookWorker {
   private successes: Success[] = []
   private flushTimer: NodeJS.Timeout | undefined
   private flushing: Promise<void> = Promise.resolve()
+  /** Claims failing in a row because the database is unavailable, and since when (logged once per outage). */
+  private outage: { since: number; failures: number } | undefined
 
   constructor(private readonly options: WebhookWorkerOptions) {}
 
@@ -137,11 +140,12 @@ export class WebhookWorker {
         lastClaim = Date.now()
         try {
           const claimed = await this.claim(room)
+          this.claimed()
           this.queue.push(...claimed)
           this.pump()
           full = claimed.length === room
         } catch (error) {
-          this.options.log.error({ err: error }, 'webhook worker could not claim deliveries')
+          this.claimFailed(error)
         }
       }
       if (this.stopped) break
@@ -156,6 +160,33 @@ export class WebhookWorker {
       })
       this.wakeUp = undefined
     }
+  }
+
+  /**
+   * A database out of reach (a failover, a restart) is routine, and the next poll retries: one warning when it
+   * starts, as the request path logs its 503s, and one line when claims work again. Anything else is a bug: an error,
+   * every time.
+   */
+  private claimFailed(error: unknown): void {
+    const { log } = this.options
+    if (!isDatabaseUnavailable(error)) {
+      log.error({ err: error }, 'webhook worker could not claim deliveries')
+      return
+    }
+    if (this.outage) {
+      this.outage.failures++
+      log.debug({ err: error, failures: this.outage.failures }, 'webhook worker: the database is still unavailable')
+      return
+    }
+    this.outage = { since: Date.now(), failures: 1 }
+    log.warn({ err: error }, 'webhook worker could not claim deliveries: the database is unavailable; retrying at every poll')
+  }
+
+  private claimed(): void {
+    if (!this.outage) return
+    const { since, failures } = this.outage
+    this.outage = undefined
+    this.options.log.info({ failures, unavailableMs: Date.now() - since }, 'webhook worker: the database is available again')
   }
 
   private headersFor(delivery: ClaimedDelivery, body: string): Record<string, string> {
