@@ -81,7 +81,7 @@ function windowOf(query: ImpactRecordQuery): { from: Date; to: Date } {
  * The records a query may see: its window and filters, inside the key's tree (or the one organisation it names). The
  * summary (services/summary.ts) applies the same rules.
  */
-export async function filterOf(deps: ReconciliationDeps, principal: Principal, query: ImpactRecordQuery): Promise<ImpactRecordFilter> {
+export async function filterOf(deps: Pick<ReconciliationDeps, 'access'>, principal: Principal, query: ImpactRecordQuery): Promise<ImpactRecordFilter> {
   const { from, to } = windowOf(query)
   const filters = { from, to, consumerReference: query.consumerReference, impactPartnerId: query.impactPartnerId }
   if (query.fundsOrganisationId !== undefined) {

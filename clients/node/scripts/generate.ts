@@ -40,7 +40,7 @@ export async function buildOpenApiDocument(): Promise<OpenAPI3> {
   })
   const app = await buildApp({
     config: loadConfig({ LOG_LEVEL: 'silent', WEBHOOK_WORKER: 'false' }),
-    database: { db, backend: 'pglite', close: async () => {} },
+    database: { db, reads: db, backend: 'pglite', close: async () => {} },
   })
   try {
     await app.ready()

@@ -47,7 +47,8 @@ export async function startApi(env: Record<string, string> = {}): Promise<TestAp
   const database = await createTestDatabase()
   const handle = await database.open()
   const outage = new DatabaseOutage()
-  const faulty: DatabaseHandle = { db: handle.db.withPlugin(outage), backend: handle.backend, close: () => handle.close() }
+  const db = handle.db.withPlugin(outage)
+  const faulty: DatabaseHandle = { db, reads: db, backend: handle.backend, close: () => handle.close() }
   const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent', ...env }), database: faulty })
   await app.listen({ port: 0, host: '127.0.0.1' })
   await importDemoCatalogue(handle.db)
