@@ -12,6 +12,9 @@ export type DomainErrorCode =
   | 'NO_CONTRIBUTION_PARTNERS'
   | 'NO_CREDITS_IN_QUOTE'
   | 'IMPACT_PARTNER_NOT_FOUND'
+  | 'INVALID_PROFIT_SHARE'
+  | 'PROFIT_SHARE_EXCEEDS_FEE'
+  | 'UNSUPPORTED_BILLING_CURRENCY'
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode
