@@ -21,6 +21,8 @@ import { loggerOptions } from './logger.js'
 import { noMetrics, UNMATCHED_ROUTE, type PrometheusMetrics } from './metrics.js'
 import allocationRoutes from './routes/allocations.js'
 import reconciliationRoutes from './routes/reconciliation.js'
+import statementRoutes from './routes/statements.js'
+import catalogueRoutes from './routes/impact-partners.js'
 import apiKeyRoutes from './routes/api-keys.js'
 import healthRoutes from './routes/health.js'
 import organisationRoutes from './routes/organisations.js'
@@ -73,7 +75,15 @@ export const withoutVersionPrefix = (url: string): string =>
   url === '/v3' || url.startsWith('/v3/') || url.startsWith('/v3?') ? url.slice(3) || '/' : url
 
 /** The spec writes these paths with /v3; OpenAPI lists every route once, in the spec's form. */
-const DOCUMENTED_UNDER_V3 = ['/organisations', '/post-purchase/', '/checkout/', '/api-keys', '/webhook-endpoints']
+const DOCUMENTED_UNDER_V3 = [
+  '/organisations',
+  '/post-purchase/',
+  '/checkout/',
+  '/api-keys',
+  '/webhook-endpoints',
+  '/statements',
+  '/impact-partners',
+]
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const { config, database } = options
@@ -242,6 +252,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     deps: { db, access, clock, urls: { policy: addressPolicy, allowHttp: config.WEBHOOK_ALLOW_HTTP }, wake: wakeWebhooks },
   })
   await app.register(reconciliationRoutes, { deps: { db, access } })
+  await app.register(statementRoutes, { deps: { db, access, clock } })
+  await app.register(catalogueRoutes, { deps: { db, access } })
   await app.register(publicFileRoutes, { files: new PublicFiles(options.publicFiles) })
 
   return app

@@ -26,7 +26,6 @@ export type AppErrorCode =
   | 'INVALID_CURSOR'
   | 'PROFIT_SHARE_SET_BY_PARENT'
   | 'SETTLEMENT_MODEL_ROOT_ONLY'
-  | 'PERIOD_IN_FUTURE'
 
 export interface ErrorDetail {
   /** JSON pointer into the request, e.g. "/transaction/amount", or a header name such as "idempotency-key". */

@@ -40,6 +40,8 @@ import { createEndpointAsOperator, deleteEndpointAsOperator, listEndpointsAsOper
 import { csvChunks } from '../http/presenters/reconciliation-csv.js'
 import { AccessResolver } from '../services/access.js'
 import { exportImpactRecordsAsOperator } from '../services/reconciliation.js'
+import { profitShareCsvChunks } from '../http/presenters/profit-share-csv.js'
+import { exportProfitShareRecordsAsOperator } from '../services/profit-share.js'
 
 export const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -75,6 +77,9 @@ export const USAGE = `Usage: npm run cli -- <command> [options]
   report allocations --from <iso> --to <iso> [--organisation <uuid>]
                                             the impact records of [from, to) as CSV on stdout (as the API's export):
                                             one organisation's tree, or every tree; at most 366 days
+  report profit-share --from <iso> --to <iso> [--organisation <uuid>]
+                                            the profit-share records of [from, to) as CSV on stdout (as the API's export,
+                                            every line): one organisation's tree, or every tree; at most 366 days
 
 Runs against DATABASE_URL when set, otherwise the embedded database in DATA_DIR (default ./.data).`
 
@@ -423,6 +428,26 @@ export const COMMANDS: Record<string, Command> = {
         },
       )
       return new TextOutput(csvChunks(records))
+    },
+  },
+  'report profit-share': {
+    options: { from: str, to: str, organisation: str },
+    validate(options) {
+      isoDateTime(options, 'from')
+      isoDateTime(options, 'to')
+      if (optional(options, 'organisation') !== undefined) uuid(options, 'organisation')
+    },
+    async run(db, options) {
+      const access = new AccessResolver(db, 10_000)
+      const records = await exportProfitShareRecordsAsOperator(
+        { db, access },
+        {
+          dateTimeFrom: isoDateTime(options, 'from'),
+          dateTimeTo: isoDateTime(options, 'to'),
+          organisationId: optional(options, 'organisation') === undefined ? undefined : uuid(options, 'organisation'),
+        },
+      )
+      return new TextOutput(profitShareCsvChunks(records))
     },
   },
   'fx import': {

@@ -15,6 +15,7 @@ export type DomainErrorCode =
   | 'INVALID_PROFIT_SHARE'
   | 'PROFIT_SHARE_EXCEEDS_FEE'
   | 'UNSUPPORTED_BILLING_CURRENCY'
+  | 'PERIOD_IN_FUTURE'
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode

@@ -164,8 +164,8 @@ function standardRate(ruleSet: TaxRuleSet, country: string, date: string): TaxRu
   if (override !== undefined) return { rate: new Decimal(override.rate), rule: `standard rate of ${country}, ${overrideRule(override)}` }
   const entry = RATES[country]
   return entry === undefined
-    ? { rate: new Decimal(0), rule: `no rate for ${country} in ${ruleSet.rateSource}: 0` }
-    : { rate: rateOf(entry, date), rule: `standard rate of ${country} on ${date} (${ruleSet.rateSource})` }
+    ? { rate: new Decimal(0), rule: `no rate for ${country} in the rate data: 0` }
+    : { rate: rateOf(entry, date), rule: `standard rate of ${country} in the rate data` }
 }
 
 /** State/province rate on top of the country's (Canadian PST/QST or the provincial part of HST). */
@@ -175,7 +175,7 @@ function subdivisionRate(ruleSet: TaxRuleSet, country: string, state: string, da
   )
   return override !== undefined
     ? { rate: new Decimal(override.rate), rule: overrideRule(override) }
-    : { rate: rateOf(RATES[country]?.states?.[state], date), rule: `rate of ${country}-${state} on ${date} (${ruleSet.rateSource})` }
+    : { rate: rateOf(RATES[country]?.states?.[state], date), rule: `rate of ${country}-${state} in the rate data` }
 }
 
 /** The rule table (docs/pricing.md, "Tax") for one line, before line overrides. */
