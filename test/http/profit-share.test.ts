@@ -48,13 +48,20 @@ async function allocate(key: string, organisationId: string, quoteId: string, am
 }
 
 const record = async (key: string, id: string) => client(t.app, key).get(`/v3/funds/allocations/${id}/profit-share`)
-const lines = (body: { profitShareAllocations: Record<string, unknown>[] }) =>
+interface WireLine {
+  beneficiaryOrganisationId: string
+  billingCurrencyCode: string
+  billingCurrencyExchangeRate: number
+  fundsProfitShare: number
+  amounts: { profitShare: number; profitShareTax: number; profitShareTaxRate: number }
+}
+const lines = (body: { profitShareAllocations: WireLine[] }) =>
   body.profitShareAllocations.map((l) => ({
     beneficiary: l.beneficiaryOrganisationId,
     currency: l.billingCurrencyCode,
     rate: l.billingCurrencyExchangeRate,
     funds: l.fundsProfitShare,
-    ...(l.amounts as object),
+    ...l.amounts,
   }))
 
 beforeAll(async () => {
