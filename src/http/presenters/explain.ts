@@ -54,7 +54,7 @@ export function explanationText(e: QuoteExplanation): string {
     lines.push(
       `  unit price = Σ weight × price ÷ Σ weight = ${c.unitPriceExact ?? '(rates not locked)'} → ${c.unitPrice} ${e.currencyCode} per tCO2e`,
       `  tonnes = ${f.result.kind === 'carbon' ? f.result.co2eGrams : '0'} g ÷ 1,000,000 = ${c.tonnes} t`,
-      ...section('  credits section', c.section).map((l) => `  ${l}`),
+      ...section('', c.section).slice(1),
       `  total = ${c.tonnes} × ${c.unitPrice} × ${c.section.grossFactor} = ${c.totalExact} → ${c.amounts.total} ${e.currencyCode}`,
       `  amounts: impact ${c.amounts.impact}, impact tax ${c.amounts.impactTax}, service fee ${c.amounts.serviceFee}, ` +
         `service fee tax ${c.amounts.serviceFeeTax} (sum ${c.amounts.total})`,
