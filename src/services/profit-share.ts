@@ -56,15 +56,17 @@ export async function getProfitShareRecord(deps: ReconciliationDeps, principal: 
   return recordOf(deps, stored, level)
 }
 
-function exportAtLevel(
+async function exportAtLevel(
   deps: ReconciliationDeps,
   principal: Principal,
   query: Omit<ProfitShareRecordQuery, 'limit' | 'startingAfter' | 'endingBefore'>,
   level: number,
 ): Promise<AsyncIterable<ProfitShareRecord>> {
-  return exportRecords(deps, principal, query, { profitShareFromLevel: level }).then(async function* (stored) {
+  const stored = await exportRecords(deps, principal, query, { profitShareFromLevel: level })
+  async function* records(): AsyncGenerator<ProfitShareRecord> {
     for await (const record of stored) yield await recordOf(deps, record, level)
-  })
+  }
+  return records()
 }
 
 /** Every record of the window, in order, a page at a time (the impact export's reading). A bad query throws here. */
