@@ -6,6 +6,7 @@ import {
   findEffectiveAllowedOrigins,
   findOrganisationById,
   findOrganisationChain,
+  findOrganisationWithChain,
   insertOrganisation,
   updateAllowedOrigins,
   updateProfitShareSettings,
@@ -260,9 +261,9 @@ export async function getOrganisation(
   id: string,
 ): Promise<OrganisationView> {
   if (!(await deps.access.canSee(principal, id))) throw notFound('organisation')
-  const organisation = await findOrganisationById(deps.db, id)
-  if (!organisation) throw notFound('organisation')
-  return organisationView(deps.db, organisation)
+  const found = await findOrganisationWithChain(deps.db, id)
+  if (!found) throw notFound('organisation')
+  return viewOf(found.organisation, found.chain)
 }
 
 /** An organisation's own allowed origins and the ones in force for it (its own, else its nearest ancestor's). */

@@ -344,6 +344,11 @@ describe('profit-share records', () => {
     expect((await list(`&fundsOrganisationId=${stranger.organisationId}`)).statusCode).toBe(403)
     expect((await list(`&startingAfter=${ids.stranger}`)).json().code).toBe('INVALID_CURSOR')
     expect((await client(t.app).get(`/v3/funds/allocations/profit-share?${WINDOW}`)).statusCode).toBe(401)
+    // The export refuses the same input before streaming anything.
+    const backwards = await client(t.app, psp.apiKey).get(
+      '/v3/funds/allocations/profit-share/export?dateTimeFrom=2026-12-01T00:00:00Z&dateTimeTo=2026-11-01T00:00:00Z',
+    )
+    expect(backwards.json().code).toBe('INVALID_DATE_RANGE')
   })
 
   it('the CSV export: one row per line the reader sees, amounts exactly as stored', async () => {

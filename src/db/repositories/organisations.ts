@@ -173,36 +173,41 @@ export interface ChainOrganisation {
   address: AddressJson
 }
 
-/**
- * An organisation's chain, root first and the organisation last (its index is its depth in the tree); [] for an
- * unknown organisation. Raw SQL: a recursive CTE up the parents.
- */
-export async function findOrganisationChain(db: Kysely<Database>, id: string): Promise<ChainOrganisation[]> {
-  const { rows } = await sql<{
-    id: string
-    organisation_reference: string | null
-    relative_profit_share: string
-    billing: BillingJson | null
-    settlement_model: SettlementModel | null
-    currency_code: string
-    address: AddressJson
-  }>`
+const chainOrganisationOf = (row: OrganisationRow): ChainOrganisation => ({
+  id: row.id,
+  organisationReference: row.organisation_reference,
+  relativeProfitShare: formatRate(row.relative_profit_share),
+  billing: row.billing,
+  settlementModel: row.settlement_model,
+  currencyCode: row.currency_code,
+  address: row.address,
+})
+
+/** An organisation's rows up to the root, root first (the organisation last). Raw SQL: a recursive CTE up the parents. */
+async function chainRows(db: Kysely<Database>, id: string): Promise<OrganisationRow[]> {
+  const { rows } = await sql<OrganisationRow & { height: number }>`
     WITH RECURSIVE chain AS (
       SELECT o.*, 0 AS height FROM organisations o WHERE o.id = ${id}
       UNION ALL
       SELECT o.*, c.height + 1 FROM organisations o JOIN chain c ON o.id = c.parent_id WHERE c.height < 32
     )
-    SELECT id, organisation_reference, relative_profit_share, billing, settlement_model, currency_code, address
-    FROM chain ORDER BY height DESC`.execute(db)
-  return rows.map((r) => ({
-    id: r.id,
-    organisationReference: r.organisation_reference,
-    relativeProfitShare: formatRate(r.relative_profit_share),
-    billing: r.billing,
-    settlementModel: r.settlement_model,
-    currencyCode: r.currency_code,
-    address: r.address,
-  }))
+    SELECT * FROM chain ORDER BY height DESC`.execute(db)
+  return rows
+}
+
+/** An organisation's chain, root first and the organisation last (its index is its depth in the tree); [] for an unknown one. */
+export async function findOrganisationChain(db: Kysely<Database>, id: string): Promise<ChainOrganisation[]> {
+  return (await chainRows(db, id)).map(chainOrganisationOf)
+}
+
+/** An organisation and its chain (root first, the organisation last) in one read; undefined for an unknown one. */
+export async function findOrganisationWithChain(
+  db: Kysely<Database>,
+  id: string,
+): Promise<{ organisation: Organisation; chain: ChainOrganisation[] } | undefined> {
+  const rows = await chainRows(db, id)
+  const own = rows.at(-1)
+  return own && { organisation: organisationFromRow(own), chain: rows.map(chainOrganisationOf) }
 }
 
 /** The profit-share settings a change may set; an absent field is left as it is. */
