@@ -253,8 +253,63 @@ const metricsOff = defineGroup<Merchant>({
 })
 
 /**
+ * A PSP (relativeProfitShare 0.2, a root) and its merchant (0.6 of it), the merchant allocating with its own key:
+ * every allocation writes two profit-share lines in its row (docs/reconciliation.md, "Profit share"). With
+ * `billing`, the merchant's share is billed in USD (its line also carries the currency, the rate and the amount).
+ */
+async function seedProfitShareTree(db: Kysely<Database>, billing: boolean): Promise<Merchant> {
+  await importCatalogue(db, demoCatalogue(), new Date())
+  const address = { line1: '45 Rosewood Avenue', city: 'London', postalCode: 'SW1A 1AA', countryCode: 'GBR' }
+  const psp = await createOrganisationWithKey(
+    db,
+    { parentId: null, tradingName: 'Bench PSP', legalName: 'Bench PSP Ltd', address, currencyCode: 'GBP', relativeProfitShare: '0.2' },
+    'live',
+    new Date(),
+  )
+  const { organisation, apiKey } = await createOrganisationWithKey(
+    db,
+    {
+      parentId: psp.organisation.id,
+      tradingName: 'Bench merchant',
+      legalName: 'Bench merchant Ltd',
+      address,
+      currencyCode: 'GBP',
+      mcc: '5992',
+      relativeProfitShare: '0.6',
+      ...(billing ? { billing: { currencyCode: 'USD' } } : {}),
+    },
+    'live',
+    new Date(),
+  )
+  return { organisationId: organisation.id, apiKey }
+}
+
+const profitShareGroup = (name: string, label: string, billing: boolean) =>
+  defineGroup<Merchant, MerchantWithQuote>({
+    name,
+    seed: (db) => seedProfitShareTree(db, billing),
+    prepare: createQuote,
+    scenarios: [
+      {
+        name: `POST /funds/allocations (new keys, ${label})`,
+        method: 'POST',
+        path: () => '/funds/allocations',
+        body: allocationBody,
+        headers: bearer,
+        perRequestHeaders: () => ({ 'idempotency-key': randomUUID() }),
+        expectStatus: 201,
+      },
+    ],
+  })
+
+/**
  * Every group, in the order they run. A scenario that needs other data or another API configuration
  * (reconciliation pages over a large table, allocations with a webhook endpoint) goes in a group of its own,
  * as metrics_off does.
  */
-export const groups: BenchGroup[] = [core, metricsOff]
+export const groups: BenchGroup[] = [
+  core,
+  metricsOff,
+  profitShareGroup('profit_share', 'profit share: 2 lines', false),
+  profitShareGroup('profit_share_fx', 'profit share: 2 lines, one billed in USD', true),
+]

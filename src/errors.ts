@@ -24,6 +24,8 @@ export type AppErrorCode =
   | 'WEBHOOK_ENDPOINT_DISABLED'
   | 'INVALID_DATE_RANGE'
   | 'INVALID_CURSOR'
+  | 'PROFIT_SHARE_SET_BY_PARENT'
+  | 'SETTLEMENT_MODEL_ROOT_ONLY'
 
 export interface ErrorDetail {
   /** JSON pointer into the request, e.g. "/transaction/amount", or a header name such as "idempotency-key". */

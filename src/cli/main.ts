@@ -25,9 +25,12 @@ import {
   createOrganisationWithKey,
   normaliseAllowedOrigins,
   setAllowedOrigins,
-  type Organisation,
+  setProfitShareSettings,
+  type BillingInput,
+  type OrganisationView,
   type TaxLiability,
 } from '../services/organisations.js'
+import { SETTLEMENT_MODELS, type SettlementModel } from '../domain/profit-share.js'
 import { presentApiKey, presentIssuedKey, presentRotatedKey } from '../http/presenters/api-keys.js'
 import { presentOrganisation } from '../http/presenters/organisations.js'
 import { presentWebhookEndpoint } from '../http/presenters/webhook-endpoints.js'
@@ -39,6 +42,8 @@ import { AccessResolver } from '../services/access.js'
 import { exportImpactRecordsAsOperator } from '../services/reconciliation.js'
 import { rebuildRollups, rollupStatus, verifyRollups } from '../services/summary-rollups.js'
 import { systemClock } from '../clock.js'
+import { profitShareCsvChunks } from '../http/presenters/profit-share-csv.js'
+import { exportProfitShareRecordsAsOperator } from '../services/profit-share.js'
 
 export const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -46,10 +51,17 @@ export const USAGE = `Usage: npm run cli -- <command> [options]
              [--mcc <4 digits>] [--parent <uuid>] [--service-fee <rate 0..1>]
              [--tax-liability platform|organisation] [--legal-name <s>] [--reference <s>]
              [--address-line1 <s>] [--city <s>] [--postal-code <s>] [--state <s>] [--mode live|test]
-  org update <organisationId> --allowed-origin <origin> [--allowed-origin <origin> …]
-             | --clear-allowed-origins | --inherit-allowed-origins
-             the web origins (scheme://host[:port]) whose pages may read the organisation's sessions with
-             the browser SDK; clear: none; inherit: the nearest ancestor's list (the default)
+             [--relative-profit-share <0..1>] [--settlement-model net|gross|invoice (a root only)]
+             [--billing-currency <iso4217> [--billing-email <s>] [--billing-tax-number <s>]
+              [--billing-company-number <s>] [--billing-country <alpha3>] [--billing-state <s>]]
+  org update <organisationId> [--allowed-origin <origin> [--allowed-origin <origin> …]
+             | --clear-allowed-origins | --inherit-allowed-origins]
+             [--relative-profit-share <0..1>] [--settlement-model net|gross|invoice|default]
+             [--billing-currency <iso4217> [--billing-… as for create] | --clear-billing]
+             allowed origins: the web origins (scheme://host[:port]) whose pages may read the organisation's
+             sessions with the browser SDK; clear: none; inherit: the nearest ancestor's list (the default).
+             relative profit share: its share of what its parent receives of the service fee (a root's: of the
+             platform's); settlement model: a root's, inherited by its tree (default: gross)
   key create --org <uuid> [--mode live|test]
   key list --org <uuid>
   key revoke --key-prefix <prefix>
@@ -67,6 +79,9 @@ export const USAGE = `Usage: npm run cli -- <command> [options]
   report allocations --from <iso> --to <iso> [--organisation <uuid>]
                                             the impact records of [from, to) as CSV on stdout (as the API's export):
                                             one organisation's tree, or every tree; at most 366 days
+  report profit-share --from <iso> --to <iso> [--organisation <uuid>]
+                                            the profit-share records of [from, to) as CSV on stdout (as the API's export,
+                                            every line): one organisation's tree, or every tree; at most 366 days
   summary status                            up to when the summary rollups are complete, and their rows by grain
   summary rebuild                           every summary rollup again from the records (summaries stay exact meanwhile)
   summary verify                            compares every rolled-up UTC day with its records; exits 1 listing the days
@@ -94,8 +109,63 @@ function isoDateTime(options: Options, name: string): string {
   return value
 }
 
-/** What operators see of an organisation: what the API shows, plus the exact service fee as a decimal string. */
-const describeOrganisation = (org: Organisation) => ({ ...presentOrganisation(org), serviceFeeRate: org.serviceFeeRate })
+/** What operators see of an organisation: what the API shows, plus the exact service fee and shares as decimal strings. */
+const describeOrganisation = (org: OrganisationView) => ({
+  ...presentOrganisation(org),
+  serviceFeeRate: org.serviceFeeRate,
+  exactProportionalProfitShare: org.proportionalProfitShare,
+})
+
+const BILLING_OPTIONS = {
+  'billing-currency': { type: 'string' },
+  'billing-email': { type: 'string' },
+  'billing-tax-number': { type: 'string' },
+  'billing-company-number': { type: 'string' },
+  'billing-country': { type: 'string' },
+  'billing-state': { type: 'string' },
+} as const
+
+/** --billing-… options → billing details (undefined when none is given); the service checks the values. */
+function billingOptions(options: Options): BillingInput | undefined {
+  const currency = optional(options, 'billing-currency')
+  const others = ['billing-email', 'billing-tax-number', 'billing-company-number', 'billing-country', 'billing-state']
+  if (currency === undefined) {
+    if (others.some((name) => optional(options, name) !== undefined))
+      throw new UsageError('--billing-currency is required with other --billing-… options')
+    return undefined
+  }
+  if (!/^[A-Z]{3}$/i.test(currency)) throw new UsageError('--billing-currency must be an ISO 4217 code, e.g. USD')
+  const country = optional(options, 'billing-country')
+  if (country !== undefined && !/^[A-Z]{3}$/i.test(country))
+    throw new UsageError('--billing-country must be an ISO 3166-1 alpha-3 code, e.g. USA')
+  return {
+    currencyCode: currency.toUpperCase(),
+    email: optional(options, 'billing-email') ?? null,
+    taxNumber: optional(options, 'billing-tax-number') ?? null,
+    companyRegistrationNumber: optional(options, 'billing-company-number') ?? null,
+    ...(country === undefined ? {} : { countryCode: country.toUpperCase() }),
+    state: optional(options, 'billing-state') ?? null,
+  }
+}
+
+/** --settlement-model: one of the models, or (update only) "default" to clear a root's own. */
+function settlementModelOption(options: Options, allowDefault: boolean): SettlementModel | null | undefined {
+  const value = optional(options, 'settlement-model')
+  if (value === undefined) return undefined
+  if (allowDefault && value === 'default') return null
+  if (!(SETTLEMENT_MODELS as readonly string[]).includes(value)) {
+    throw new UsageError(`--settlement-model must be ${SETTLEMENT_MODELS.join(', ')}${allowDefault ? ' or default' : ''}`)
+  }
+  return value as SettlementModel
+}
+
+/** --relative-profit-share: a number; the service checks its range and decimals (INVALID_PROFIT_SHARE). */
+function relativeShareOption(options: Options): string | undefined {
+  const value = optional(options, 'relative-profit-share')
+  if (value !== undefined && !/^\d+(\.\d+)?$/.test(value))
+    throw new UsageError('--relative-profit-share must be a number from 0 to 1, e.g. 0.2')
+  return value
+}
 
 type Options = Record<string, string | boolean | (string | boolean)[] | undefined>
 
@@ -133,20 +203,42 @@ interface Command {
 
 const str = { type: 'string' } as const
 
-/** org update <id> --allowed-origin … | --clear-allowed-origins | --inherit-allowed-origins */
-function orgUpdateInput(options: Options, positionals: string[]): { organisationId: string; allowedOrigins: string[] | null } {
+interface OrgUpdate {
+  organisationId: string
+  /** undefined: unchanged. */
+  allowedOrigins: string[] | null | undefined
+  relativeProfitShare: string | undefined
+  billing: BillingInput | null | undefined
+  settlementModel: SettlementModel | null | undefined
+}
+
+/** org update <id> [--allowed-origin … | --clear-allowed-origins | --inherit-allowed-origins] [profit-share options] */
+function orgUpdateInput(options: Options, positionals: string[]): OrgUpdate {
   const [id, ...extra] = positionals
   if (!id || extra.length > 0) throw new UsageError('give exactly one organisation id')
   if (!UUID.test(id)) throw new UsageError('the organisation id must be a uuid')
   const origins = (options['allowed-origin'] ?? []) as string[]
   const clear = options['clear-allowed-origins'] === true
   const inherit = options['inherit-allowed-origins'] === true
-  if ([origins.length > 0, clear, inherit].filter(Boolean).length !== 1) {
+  const originChoices = [origins.length > 0, clear, inherit].filter(Boolean).length
+  if (originChoices > 1)
     throw new UsageError('give --allowed-origin (repeatable), or --clear-allowed-origins, or --inherit-allowed-origins')
+  const billing = billingOptions(options)
+  if (billing !== undefined && options['clear-billing'] === true)
+    throw new UsageError('give --billing-… options or --clear-billing, not both')
+  const profitShare = {
+    relativeProfitShare: relativeShareOption(options),
+    billing: options['clear-billing'] === true ? null : billing,
+    settlementModel: settlementModelOption(options, true),
   }
-  if (inherit) return { organisationId: id.toLowerCase(), allowedOrigins: null }
+  if (originChoices === 0 && Object.values(profitShare).every((value) => value === undefined)) {
+    throw new UsageError('give something to change: allowed origins, --relative-profit-share, --settlement-model or billing')
+  }
+  const organisationId = id.toLowerCase()
+  if (originChoices === 0) return { organisationId, allowedOrigins: undefined, ...profitShare }
+  if (inherit) return { organisationId, allowedOrigins: null, ...profitShare }
   try {
-    return { organisationId: id.toLowerCase(), allowedOrigins: normaliseAllowedOrigins(origins) }
+    return { organisationId, allowedOrigins: normaliseAllowedOrigins(origins), ...profitShare }
   } catch (error) {
     const details = error instanceof AppError ? error.details.map((d) => `  ${d.path}: ${d.message}`).join('\n') : ''
     throw new UsageError(`--allowed-origin: ${(error as Error).message}${details ? `\n${details}` : ''}`)
@@ -170,6 +262,14 @@ export const COMMANDS: Record<string, Command> = {
       'postal-code': str,
       state: str,
       mode: str,
+      'relative-profit-share': str,
+      'settlement-model': str,
+      ...BILLING_OPTIONS,
+    },
+    validate(options) {
+      billingOptions(options)
+      settlementModelOption(options, false)
+      relativeShareOption(options)
     },
     async run(db, options, _positionals, now) {
       const name = required(options, 'name')
@@ -203,6 +303,9 @@ export const COMMANDS: Record<string, Command> = {
           mcc: mcc ?? null,
           serviceFeeRate: optional(options, 'service-fee'),
           taxLiability: taxLiability as TaxLiability | undefined,
+          relativeProfitShare: relativeShareOption(options),
+          billing: billingOptions(options),
+          settlementModel: settlementModelOption(options, false) ?? undefined,
         },
         mode(options),
         now,
@@ -220,11 +323,23 @@ export const COMMANDS: Record<string, Command> = {
       'allowed-origin': { type: 'string', multiple: true },
       'clear-allowed-origins': { type: 'boolean' },
       'inherit-allowed-origins': { type: 'boolean' },
+      'relative-profit-share': str,
+      'settlement-model': str,
+      'clear-billing': { type: 'boolean' },
+      ...BILLING_OPTIONS,
     },
     validate: (options, positionals) => void orgUpdateInput(options, positionals),
     async run(db, options, positionals, now) {
-      const result = await setAllowedOrigins(db, orgUpdateInput(options, positionals), now)
-      return { ...describeOrganisation(result.organisation), effectiveAllowedOrigins: result.effectiveAllowedOrigins }
+      const { organisationId, allowedOrigins, ...profitShare } = orgUpdateInput(options, positionals)
+      let organisation: OrganisationView | undefined
+      if (Object.values(profitShare).some((value) => value !== undefined)) {
+        organisation = await setProfitShareSettings(db, { organisationId, ...profitShare })
+      }
+      if (allowedOrigins !== undefined) {
+        const result = await setAllowedOrigins(db, { organisationId, allowedOrigins }, now)
+        return { ...describeOrganisation(result.organisation), effectiveAllowedOrigins: result.effectiveAllowedOrigins }
+      }
+      return describeOrganisation(organisation as OrganisationView)
     },
   },
   'key create': {
@@ -344,6 +459,26 @@ export const COMMANDS: Record<string, Command> = {
       const result = await verifyRollups(db)
       const report = { ok: result.mismatches.length === 0, ...result }
       return report.ok ? report : new FailedOutput(report)
+    },
+  },
+  'report profit-share': {
+    options: { from: str, to: str, organisation: str },
+    validate(options) {
+      isoDateTime(options, 'from')
+      isoDateTime(options, 'to')
+      if (optional(options, 'organisation') !== undefined) uuid(options, 'organisation')
+    },
+    async run(db, options) {
+      const access = new AccessResolver(db, 10_000)
+      const records = await exportProfitShareRecordsAsOperator(
+        { db, reads: db, access },
+        {
+          dateTimeFrom: isoDateTime(options, 'from'),
+          dateTimeTo: isoDateTime(options, 'to'),
+          organisationId: optional(options, 'organisation') === undefined ? undefined : uuid(options, 'organisation'),
+        },
+      )
+      return new TextOutput(profitShareCsvChunks(records))
     },
   },
   'fx import': {

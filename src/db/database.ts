@@ -1,6 +1,7 @@
 // Kysely table types. numeric columns are strings (both pg and PGlite return numeric as text);
 // money is converted to Decimal in the domain, never to a JS number.
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely'
+import type { SettlementModel } from '../domain/profit-share.js'
 import type { LockedQuote, PartnerImages } from '../domain/types.js'
 
 /** The validated quote request as stored with a quote (wire field names). */
@@ -50,10 +51,28 @@ export interface OrganisationsTable {
   mcc: string | null
   service_fee_rate: Numeric
   tax_liability: 'platform' | 'organisation'
+  /** Its share of what its parent receives of a service fee, 0–1 (migrations/2026_11_24_001600_profit_share.ts). */
+  relative_profit_share: ColumnType<string, string | undefined, string>
+  /** Where and how it is billed; null: in its own currency, taxed where its address is. */
+  billing: ColumnType<BillingJson | null, string | null | undefined, string | null>
+  /** A root's settlement model (descendants inherit it); null: the default (gross) on a root, inherited below. */
+  settlement_model: ColumnType<SettlementModel | null, SettlementModel | null | undefined, SettlementModel | null>
   status: 'active' | 'inactive'
   created_at: Timestamp
   /** Normalised web origins allowed to read sessions in a browser; null = inherit the nearest ancestor's. */
   allowed_origins: ColumnType<string[] | null, string[] | null | undefined, string[] | null>
+}
+
+/** organisations.billing: the details an organisation is billed with (its profit share, its invoices). */
+export interface BillingJson {
+  currencyCode: string
+  email: string | null
+  taxNumber: string | null
+  companyRegistrationNumber: string | null
+  /** ISO 3166-1 alpha-3: where the tax on its profit share is due. */
+  countryCode: string
+  /** For US and Canadian tax, the state or province (normalised code), else null. */
+  state: string | null
 }
 
 export interface ApiKeysTable {
@@ -193,7 +212,17 @@ export interface AllocationsTable {
   consumer_reference: string | null
   /** The quote's merchant, when it named one. */
   merchant: ColumnType<StoredMerchant | null, string | null, never>
+  /** Its profit-share lines; null when no organisation up the chain keeps a share. */
+  profit_share: ColumnType<StoredProfitShare | null, string | null | undefined, never>
 }
+
+/**
+ * allocations.profit_share, compact (every byte is WAL on every allocation): the settlement model, then one array per
+ * beneficiary, root first: [level, fundsShare, taxRate, tax], plus [billingCurrency, rate, billingShare] when it is
+ * billed in another currency than the funds. Amounts and rates are decimal strings; level is the depth in the tree.
+ */
+export type StoredProfitShare = [SettlementModel, ...StoredProfitShareLine[]]
+export type StoredProfitShareLine = [number, string, string, string] | [number, string, string, string, string, string, string]
 
 /** allocations.merchant: the quote request's merchant. */
 export type StoredMerchant = NonNullable<QuoteRequestRecord['merchant']>

@@ -12,6 +12,10 @@ export type DomainErrorCode =
   | 'NO_CONTRIBUTION_PARTNERS'
   | 'NO_CREDITS_IN_QUOTE'
   | 'IMPACT_PARTNER_NOT_FOUND'
+  | 'INVALID_PROFIT_SHARE'
+  | 'PROFIT_SHARE_EXCEEDS_FEE'
+  | 'UNSUPPORTED_BILLING_CURRENCY'
+  | 'PERIOD_IN_FUTURE'
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode

@@ -1,6 +1,6 @@
 // Spend-based footprint (docs/pricing.md, "Footprint"): factor lookup by MCC and merchant country, FX to the
 // factor's base currency, price-year adjustment, then grams/ounces (carbon) or m²/ft² (nature).
-import type { EmissionFactor, FxTable, Footprint, ImpactType, LockedQuote } from './types.js'
+import type { DeflatorBasis, EmissionFactor, FxTable, Footprint, ImpactType, LockedQuote } from './types.js'
 import { Decimal, formatDecimal, roundHalfUp } from './money.js'
 import { convert } from './fx.js'
 import { DomainError } from './errors.js'
@@ -130,6 +130,20 @@ export function deflatorFor(factor: Pick<EmissionFactor, 'baseCurrency' | 'price
   return new Decimal(basis).div(US_CPI_U[year] ?? basis)
 }
 
+/** The CPI figures behind deflatorFor (null when no deflator applies): what a quote locks to explain its deflator. */
+export function deflatorBasisFor(factor: Pick<EmissionFactor, 'baseCurrency' | 'priceYear'>, date: string): DeflatorBasis | null {
+  const basis = US_CPI_U[factor.priceYear]
+  if (factor.baseCurrency !== 'USD' || basis === undefined) return null
+  const year = Math.min(Math.max(yearOf(date), FIRST_CPI_YEAR), LAST_CPI_YEAR)
+  return {
+    series: 'US CPI-U, annual average (BLS CUUR0000SA0)',
+    priceYear: factor.priceYear,
+    priceYearIndex: basis,
+    year,
+    yearIndex: US_CPI_U[year] ?? basis,
+  }
+}
+
 const ONE = new Decimal(1)
 
 /** value + tailpipeValue of a carbon factor, as a Decimal. */
@@ -152,6 +166,7 @@ export interface FootprintEstimate {
   readonly provenance: LockedQuote['provenance']['factor']
   readonly fx: LockedQuote['provenance']['fx']
   readonly deflator: string
+  readonly deflatorBasis: DeflatorBasis | null
 }
 
 /**
@@ -202,5 +217,6 @@ export function estimateFootprint(input: FootprintInput, factors: FactorSet, fx:
     },
     fx: { from: input.currencyCode, to: factor.baseCurrency, rate: conversion.rate, date: fx.date, source: fx.source },
     deflator: deflator.toString(),
+    deflatorBasis: deflatorBasisFor(factor, input.date),
   }
 }

@@ -139,7 +139,23 @@ export function formatRate(value: Decimal | string): string {
 export function splitByWeights(total: bigint, weights: readonly (Decimal | string)[]): bigint[] {
   if (total < 0n) return splitByWeights(-total, weights).map((part) => -part)
   const { scaled, sum } = scaledWeightsOf(weights)
+  return splitScaled(total, scaled, sum)
+}
 
+/**
+ * splitByWeights over integer weights (exact rationals brought to one denominator by the caller): the same
+ * largest-remainder split, for weights whose exact decimals would not fit a Decimal's 50 digits (profit shares
+ * multiply down a chain). Throws a RangeError when a weight is negative or every weight is zero.
+ */
+export function splitByIntegerWeights(total: bigint, weights: readonly bigint[]): bigint[] {
+  if (total < 0n) return splitByIntegerWeights(-total, weights).map((part) => -part)
+  if (weights.some((weight) => weight < 0n)) throw new RangeError('split weights must be non-negative')
+  const sum = weights.reduce((acc, weight) => acc + weight, 0n)
+  if (sum === 0n) throw new RangeError('split weights must not all be zero')
+  return splitScaled(total, weights, sum)
+}
+
+function splitScaled(total: bigint, scaled: readonly bigint[], sum: bigint): bigint[] {
   const parts: bigint[] = []
   const remainders: bigint[] = []
   let allocated = 0n

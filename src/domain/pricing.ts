@@ -13,6 +13,8 @@ import type {
   PartnerRates,
   QuotedProject,
   SectionTaxRates,
+  TaxJurisdiction,
+  TaxRateApplied,
 } from './types.js'
 import {
   Decimal,
@@ -32,7 +34,7 @@ import { assertIsoDate } from './dates.js'
 import { estimateFootprint, parseMcc, type FactorSet } from './footprint.js'
 import { describeEquivalents, resolveLocale } from './equivalents.js'
 import { projectWeight, selectContributionPartners, selectCreditProjects } from './projects.js'
-import { TAX_RULE_SET, resolveJurisdiction, taxRatesFor } from './tax.js'
+import { TAX_RULE_SET, resolveJurisdiction, taxRatesFor, taxRuleFor, type TaxLine } from './tax.js'
 
 export interface QuoteInput {
   readonly impactType: ImpactType
@@ -138,17 +140,16 @@ interface PricedPortfolio {
  * half-up to minor units (a named rounding point); weight shares to 10 decimals for display.
  */
 function pricePortfolio(selected: readonly CreditProject[], currencyCode: string, fx: FxTable, digits: number): PricedPortfolio {
-  const priced = selected.map((project) => ({
-    project,
-    weight: new Decimal(projectWeight(project)),
-    price: convert(new Decimal(project.price), project.priceCurrency, currencyCode, fx).amount,
-  }))
+  const priced = selected.map((project) => {
+    const conversion = convert(new Decimal(project.price), project.priceCurrency, currencyCode, fx)
+    return { project, weight: new Decimal(projectWeight(project)), price: conversion.amount, rate: conversion.rate }
+  })
   const weightSum = priced.reduce((acc, { weight }) => acc.plus(weight), new Decimal(0))
   const unitPrice = roundHalfUp(
     priced.reduce((acc, { weight, price }) => acc.plus(weight.times(price)), new Decimal(0)).div(weightSum),
     digits,
   )
-  const projects: QuotedProject[] = priced.map(({ project, weight, price }) => ({
+  const projects: QuotedProject[] = priced.map(({ project, weight, price, rate }) => ({
     id: project.id,
     impactPartnerId: project.impactPartnerId,
     name: project.name,
@@ -159,6 +160,7 @@ function pricePortfolio(selected: readonly CreditProject[], currencyCode: string
     catalogue: { price: project.price, currencyCode: project.priceCurrency },
     weight: projectWeight(project),
     weightShare: weight.div(weightSum).toDecimalPlaces(10, Decimal.ROUND_HALF_UP).toString(),
+    fx: { rate, date: fx.date, source: fx.source },
   }))
   return { unitPrice, projects }
 }
@@ -263,7 +265,19 @@ export function priceQuote(input: QuoteInput, reference: ReferenceData): LockedQ
       factor: estimate.provenance,
       fx: estimate.fx,
       deflator: estimate.deflator,
-      tax: { ruleSetVersion: TAX_RULE_SET.version, effectiveDate: TAX_RULE_SET.effectiveDate, jurisdiction },
+      deflatorBasis: estimate.deflatorBasis,
+      merchantCountryCode: input.merchant.countryCode,
+      tax: {
+        ruleSetVersion: TAX_RULE_SET.version,
+        effectiveDate: TAX_RULE_SET.effectiveDate,
+        jurisdiction,
+        rateSource: TAX_RULE_SET.rateSource,
+        lines: {
+          creditImpact: taxRuleApplied('creditImpact', jurisdiction, input.date),
+          contributionImpact: taxRuleApplied('contributionImpact', jurisdiction, input.date),
+          serviceFee: taxRuleApplied('serviceFee', jurisdiction, input.date),
+        },
+      },
     },
     ...(credits === undefined ? {} : { credits }),
     contribution: {
@@ -272,6 +286,12 @@ export function priceQuote(input: QuoteInput, reference: ReferenceData): LockedQ
     },
     partners: [...referenced.values()].map(partnerDetails),
   }
+}
+
+/** A line's rate and rule as a quote locks them (what GET /quotes/:id/explain reads back). */
+function taxRuleApplied(line: TaxLine, jurisdiction: TaxJurisdiction, date: string): TaxRateApplied {
+  const { rate, rule } = taxRuleFor(line, jurisdiction, date)
+  return { rate: formatRate(rate), rule }
 }
 
 /**

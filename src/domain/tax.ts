@@ -132,58 +132,86 @@ function rateOf(entry: SalesTaxEntry | undefined, date: string): Decimal {
   return entry === undefined ? new Decimal(0) : new Decimal(String(entryOn(entry, date).rate))
 }
 
+/** A rate and the rule that gave it, in words (what GET /quotes/:id/explain shows; locked in new quotes). */
+export interface TaxRuleApplied {
+  readonly rate: Decimal
+  readonly rule: string
+}
+
 function findOverride(
   ruleSet: TaxRuleSet,
   line: TaxOverride['line'],
   country: string,
   state: string | null,
   date: string,
-): Decimal | undefined {
+): TaxOverride | undefined {
   let countryWide: TaxOverride | undefined
   for (const override of ruleSet.overrides) {
     if (override.country !== country || override.line !== line) continue
     if (date < override.from || (override.to !== null && date >= override.to)) continue
-    if (override.state !== null && override.state === state) return new Decimal(override.rate)
+    if (override.state !== null && override.state === state) return override
     if (override.state === null) countryWide ??= override
   }
-  return countryWide === undefined ? undefined : new Decimal(countryWide.rate)
+  return countryWide
 }
 
+const overrideRule = (override: TaxOverride): string =>
+  `override (${override.country}${override.state === null ? '' : `-${override.state}`}, from ${override.from}): ${override.note}`
+
 /** Country-level standard rate on `date`: override, else the sales-tax figure, else 0. */
-function standardRate(ruleSet: TaxRuleSet, country: string, date: string): Decimal {
-  return findOverride(ruleSet, 'standardRate', country, null, date) ?? rateOf(RATES[country], date)
+function standardRate(ruleSet: TaxRuleSet, country: string, date: string): TaxRuleApplied {
+  const override = findOverride(ruleSet, 'standardRate', country, null, date)
+  if (override !== undefined) return { rate: new Decimal(override.rate), rule: `standard rate of ${country}, ${overrideRule(override)}` }
+  const entry = RATES[country]
+  return entry === undefined
+    ? { rate: new Decimal(0), rule: `no rate for ${country} in the rate data: 0` }
+    : { rate: rateOf(entry, date), rule: `standard rate of ${country} in the rate data` }
 }
 
 /** State/province rate on top of the country's (Canadian PST/QST or the provincial part of HST). */
-function subdivisionRate(ruleSet: TaxRuleSet, country: string, state: string, date: string): Decimal {
+function subdivisionRate(ruleSet: TaxRuleSet, country: string, state: string, date: string): TaxRuleApplied {
   const override = ruleSet.overrides.find(
     (o) => o.line === 'standardRate' && o.country === country && o.state === state && date >= o.from && (o.to === null || date < o.to),
   )
-  return override !== undefined ? new Decimal(override.rate) : rateOf(RATES[country]?.states?.[state], date)
+  return override !== undefined
+    ? { rate: new Decimal(override.rate), rule: overrideRule(override) }
+    : { rate: rateOf(RATES[country]?.states?.[state], date), rule: `rate of ${country}-${state} in the rate data` }
 }
 
 /** The rule table (docs/pricing.md, "Tax") for one line, before line overrides. */
-function ruleRate(ruleSet: TaxRuleSet, line: TaxLine, jurisdiction: TaxJurisdiction, date: string): Decimal {
+function ruleRate(ruleSet: TaxRuleSet, line: TaxLine, jurisdiction: TaxJurisdiction, date: string): TaxRuleApplied {
   const { country, state } = jurisdiction
-  if (line === 'contributionImpact') return new Decimal(0)
-  if (country === 'US') return new Decimal(0)
+  const zero = (rule: string): TaxRuleApplied => ({ rate: new Decimal(0), rule })
+  if (line === 'contributionImpact') return zero('contributions are outside the scope of VAT and sales tax: 0')
+  if (country === 'US') return zero('US: no sales tax on this line unless a state override says otherwise: 0')
   if (country === 'GB') {
-    if (line === 'creditImpact' && date < GB_CARBON_CREDIT_VAT_FROM) return new Decimal(0)
+    if (line === 'creditImpact' && date < GB_CARBON_CREDIT_VAT_FROM) {
+      return zero(`GB: voluntary carbon credits outside the scope of VAT before ${GB_CARBON_CREDIT_VAT_FROM}: 0`)
+    }
     return standardRate(ruleSet, country, date)
   }
   if (EU_MEMBERS.has(country)) return standardRate(ruleSet, country, date)
-  if (line === 'creditImpact') return new Decimal(0)
+  if (line === 'creditImpact') return zero(`carbon credits are not taxed in ${country}: 0`)
   if (country === 'CA') {
     const gst = standardRate(ruleSet, country, date)
-    return state === null ? gst : gst.plus(subdivisionRate(ruleSet, country, state, date))
+    if (state === null) return { rate: gst.rate, rule: `federal GST only (no province): ${gst.rule}` }
+    const provincial = subdivisionRate(ruleSet, country, state, date)
+    return { rate: gst.rate.plus(provincial.rate), rule: `GST + provincial tax: ${gst.rule}; plus ${provincial.rule}` }
   }
   return standardRate(ruleSet, country, date)
 }
 
+/** Rate of one line on `date`, and the rule that gave it: a line override for the state, then the country, else the rule table. */
+export function taxRuleFor(line: TaxLine, jurisdiction: TaxJurisdiction, date: string, ruleSet: TaxRuleSet = TAX_RULE_SET): TaxRuleApplied {
+  assertIsoDate(date)
+  const override = findOverride(ruleSet, line, jurisdiction.country, jurisdiction.state, date)
+  if (override !== undefined) return { rate: new Decimal(override.rate), rule: overrideRule(override) }
+  return ruleRate(ruleSet, line, jurisdiction, date)
+}
+
 /** Rate of one line on `date`: a line override for the state, then the country, else the rule table. */
 export function taxRateFor(line: TaxLine, jurisdiction: TaxJurisdiction, date: string, ruleSet: TaxRuleSet = TAX_RULE_SET): Decimal {
-  assertIsoDate(date)
-  return findOverride(ruleSet, line, jurisdiction.country, jurisdiction.state, date) ?? ruleRate(ruleSet, line, jurisdiction, date)
+  return taxRuleFor(line, jurisdiction, date, ruleSet).rate
 }
 
 /**

@@ -156,6 +156,27 @@ export interface QuotedProject {
   readonly weight: DecimalString
   /** weight / Σweights, rounded to 10 decimals, for display. */
   readonly weightShare: DecimalString
+  /**
+   * The rate that converted the catalogue price into the quote currency (full precision, as used), its date and
+   * source. Absent from quotes priced before it was locked (GET /quotes/:id/explain says so).
+   */
+  readonly fx?: { readonly rate: DecimalString; readonly date: string; readonly source: string } | undefined
+}
+
+/** The price-year adjustment of a USD factor: US CPI-U of the factor's price year over that of the quote's year. */
+export interface DeflatorBasis {
+  readonly series: string
+  readonly priceYear: number
+  readonly priceYearIndex: DecimalString
+  /** The quote's year, clamped to the verified CPI years. */
+  readonly year: number
+  readonly yearIndex: DecimalString
+}
+
+/** A tax rate a quote applied and the rule that gave it, in words. */
+export interface TaxRateApplied {
+  readonly rate: DecimalString
+  readonly rule: string
 }
 
 export interface PartnerRates {
@@ -207,7 +228,25 @@ export interface LockedQuote {
     }
     /** Price-year adjustment applied to the spend (1 when none). */
     readonly deflator: DecimalString
-    readonly tax: { readonly ruleSetVersion: string; readonly effectiveDate: string; readonly jurisdiction: TaxJurisdiction }
+    /** What the deflator is made of (null: none applied). Absent from quotes priced before it was locked. */
+    readonly deflatorBasis?: DeflatorBasis | null | undefined
+    /** The merchant country the factor was looked up for (alpha-3). Absent from quotes priced before it was locked. */
+    readonly merchantCountryCode?: string | undefined
+    readonly tax: {
+      readonly ruleSetVersion: string
+      readonly effectiveDate: string
+      readonly jurisdiction: TaxJurisdiction
+      /** The rate data the rules read. Absent from quotes priced before it was locked. */
+      readonly rateSource?: string | undefined
+      /** Each line's rate and rule on the quote's date. Absent from quotes priced before it was locked. */
+      readonly lines?:
+        | {
+            readonly creditImpact: TaxRateApplied
+            readonly contributionImpact: TaxRateApplied
+            readonly serviceFee: TaxRateApplied
+          }
+        | undefined
+    }
   }
   /** Present for carbon quotes only. */
   readonly credits?: {

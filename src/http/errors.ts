@@ -67,11 +67,26 @@ export const ERROR_CODES = {
     status: 400,
     when: "a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent; a webhook deliveries cursor is not a delivery of that endpoint",
   },
+  INVALID_PROFIT_SHARE: { status: 400, when: 'a relativeProfitShare is not a number from 0 to 1 with at most 6 decimals' },
+  PROFIT_SHARE_EXCEEDS_FEE: {
+    status: 400,
+    when: "an organisation chain's profit shares would pay out more than the service fee (a guard of the fee split: shares from 0 to 1 multiplied down a chain never do)",
+  },
+  UNSUPPORTED_BILLING_CURRENCY: { status: 400, when: "an organisation's billing.currencyCode is not one Canopy can price" },
+  SETTLEMENT_MODEL_ROOT_ONLY: {
+    status: 400,
+    when: 'an operator set a settlement model on an organisation that has a parent: it is set on a root and inherited (CLI)',
+  },
+  PERIOD_IN_FUTURE: { status: 400, when: 'a statement was asked for a month that has not begun' },
   UNAUTHORIZED: {
     status: 401,
     when: 'the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason)',
   },
   FORBIDDEN: { status: 403, when: "a body or query organisationId is outside the API key's organisation tree" },
+  PROFIT_SHARE_SET_BY_PARENT: {
+    status: 403,
+    when: "an API key tried to set the relativeProfitShare of its own organisation or of one above it: a share is set by the parent's tree (a root's by the operator)",
+  },
   NOT_FOUND: {
     status: 404,
     when: "the route, or a resource of the key's tree, does not exist (another tree's resources are not found either)",

@@ -16,7 +16,7 @@ const organisationRoutes: FastifyPluginAsyncTypebox<{ deps: OrganisationDeps }> 
         ...common,
         summary: 'Create a child organisation',
         description:
-          "Creates an organisation under `parentOrganisationId`, which must be the key's organisation or one of its descendants. The child inherits the parent's service fee and tax liability, and its allowed origins unless `allowedOrigins` is given.",
+          "Creates an organisation under `parentOrganisationId`, which must be the key's organisation or one of its descendants. The child inherits the parent's service fee and tax liability, and its allowed origins unless `allowedOrigins` is given. `relativeProfitShare` (default 0) is its share of what the parent receives of every service fee; `billing` says how its profit share is billed (default: in its own currency, taxed where its address is).",
         body: CreateOrganisationBodySchema,
         response: {
           201: OrganisationSchema,
@@ -27,6 +27,9 @@ const organisationRoutes: FastifyPluginAsyncTypebox<{ deps: OrganisationDeps }> 
             'INVALID_MCC',
             'INVALID_ALLOWED_ORIGIN',
             'TOO_MANY_ALLOWED_ORIGINS',
+            'INVALID_PROFIT_SHARE',
+            'UNSUPPORTED_BILLING_CURRENCY',
+            'UNKNOWN_SUBDIVISION',
             'UNAUTHORIZED',
             'FORBIDDEN',
             'NOT_FOUND',
@@ -61,12 +64,14 @@ const organisationRoutes: FastifyPluginAsyncTypebox<{ deps: OrganisationDeps }> 
     {
       schema: {
         ...common,
-        summary: "Update an organisation's allowed origins (the key's own or a descendant)",
+        summary: "Update an organisation's allowed origins, billing details or profit share (the key's own or a descendant)",
         description:
-          "Sets the web origins whose pages may read the organisation's sessions with the browser SDK (CORS on the session " +
-          "reads). `allowedOrigins` is the only field that can change here: pricing settings are the operator's, and " +
-          "the identity fields are fixed. `null` makes the organisation inherit its nearest ancestor's list again; `[]` " +
-          'allows no origin (and stops inheriting). Other processes follow within AUTH_CACHE_TTL_MS.',
+          "`allowedOrigins`: the web origins whose pages may read the organisation's sessions with the browser SDK (CORS on " +
+          "the session reads); `null` makes the organisation inherit its nearest ancestor's list again, `[]` allows no " +
+          'origin. `billing`: how its profit share is billed (`null`: in its own currency). `relativeProfitShare`: its share ' +
+          "of what its parent receives of every service fee — set by the parent's tree only, so a key cannot set its own " +
+          "organisation's (PROFIT_SHARE_SET_BY_PARENT). Pricing settings are the operator's, and the identity fields are fixed. " +
+          'Other processes follow within AUTH_CACHE_TTL_MS (origins) or CATALOGUE_CACHE_TTL_MS (profit share).',
         params: IdParamsSchema,
         body: UpdateOrganisationBodySchema,
         response: {
@@ -75,7 +80,12 @@ const organisationRoutes: FastifyPluginAsyncTypebox<{ deps: OrganisationDeps }> 
             'BAD_REQUEST',
             'INVALID_ALLOWED_ORIGIN',
             'TOO_MANY_ALLOWED_ORIGINS',
+            'INVALID_PROFIT_SHARE',
+            'UNSUPPORTED_BILLING_CURRENCY',
+            'UNKNOWN_COUNTRY',
+            'UNKNOWN_SUBDIVISION',
             'UNAUTHORIZED',
+            'PROFIT_SHARE_SET_BY_PARENT',
             'NOT_FOUND',
             'REQUEST_ENTITY_TOO_LARGE',
             'UNSUPPORTED_MEDIA_TYPE',

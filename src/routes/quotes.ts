@@ -14,7 +14,9 @@ import {
   type AmountLimits,
   type QuoteBody,
 } from '../http/schemas/quotes.js'
-import { createQuote, getQuote, quoteProjects, type QuoteDeps } from '../services/quotes.js'
+import { createQuote, getQuote, getQuoteExplanation, quoteProjects, type QuoteDeps } from '../services/quotes.js'
+import { explanationText } from '../http/presenters/explain.js'
+import { QuoteExplanationSchema } from '../http/schemas/explain.js'
 
 const EXAMPLE = { ...FLORIST_EXAMPLE, responseOptions: { includeImpactPartnerDetails: true, includeImpactPartnerRates: true } }
 
@@ -98,6 +100,39 @@ const quoteRoutes: FastifyPluginAsyncTypebox<{ deps: QuoteDeps; limits: AmountLi
     async (request) => {
       const quote = await getQuote(deps, principalOf(request), request.params.id)
       return presentQuoteProjects(quote.currencyCode, quoteProjects(quote))
+    },
+  )
+
+  app.get(
+    '/quotes/:id/explain',
+    {
+      schema: {
+        ...common,
+        summary: 'Where every figure of a quote came from',
+        description:
+          "Read only from what the quote locked (never from today's tables): the emission factor (MCC, country, source, " +
+          "version, unit), the FX rates and deflator with their dates and sources, each project's price, rate and weight, the " +
+          'tax rule of each line (jurisdiction, rate, source), the service fee, and every rounding step, with the arithmetic ' +
+          'between them, so the amounts can be recomputed from it alone. Figures are exact decimal strings. Quotes priced ' +
+          'before a part was locked list it in `missing`. JSON, or readable text with `Accept: text/plain`.',
+        params: IdParamsSchema,
+        produces: ['application/json', 'text/plain'],
+        response: {
+          200: {
+            description: 'The explanation',
+            content: { 'application/json': { schema: QuoteExplanationSchema }, 'text/plain': { schema: { type: 'string' } } },
+          },
+          ...errorResponses('BAD_REQUEST', 'UNAUTHORIZED', 'NOT_FOUND'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const explanation = await getQuoteExplanation(deps, principalOf(request), request.params.id)
+      const accept = request.headers.accept ?? ''
+      if (/\btext\/plain\b/i.test(accept) && !/application\/json/i.test(accept)) {
+        return reply.type('text/plain; charset=utf-8').send(explanationText(explanation))
+      }
+      return reply.type('application/json; charset=utf-8').send(explanation)
     },
   )
 }

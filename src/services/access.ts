@@ -4,7 +4,8 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { findKeyForAuthentication } from '../db/repositories/api-keys.js'
-import { findActiveSubtreeIds, findOrganisationRootId } from '../db/repositories/organisations.js'
+import { findActiveSubtreeIds, findOrganisationChain, findOrganisationRootId } from '../db/repositories/organisations.js'
+import type { ChainLink } from '../domain/profit-share.js'
 import { AppError } from '../errors.js'
 import { createCache, type Cache } from './cache.js'
 
@@ -24,8 +25,9 @@ export class AccessResolver {
   // A key that is unknown or revoked is cached too (as false), so a flood of bad keys costs one lookup each per TTL.
   private readonly keys: Cache<KeyEntry | false>
   private readonly subtrees: Cache<ReadonlySet<string>>
-  // An organisation's parent never changes, so neither does the top of its tree.
+  // An organisation's parent never changes, so neither does the top of its tree, nor its chain up to it.
   private readonly roots = createCache<string>({ max: 10_000 })
+  private readonly chains = createCache<readonly ChainLink[]>({ max: 10_000 })
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -97,6 +99,19 @@ export class AccessResolver {
       this.roots.set(organisationId, rootId)
     }
     return rootId
+  }
+
+  /**
+   * An organisation's chain, root first and the organisation last, with each one's reference (cached: parents and
+   * references never change). Its length − 1 is the organisation's depth in the tree; [] for an unknown one.
+   */
+  async chainOf(organisationId: string): Promise<readonly ChainLink[]> {
+    let chain = this.chains.get(organisationId)
+    if (chain === undefined) {
+      chain = (await findOrganisationChain(this.db, organisationId)).map((o) => ({ id: o.id, reference: o.organisationReference }))
+      if (chain.length > 0) this.chains.set(organisationId, chain)
+    }
+    return chain
   }
 
   forgetSubtrees(): void {

@@ -6,6 +6,7 @@ import type { Clock } from '../clock.js'
 import type { Allocation, NewTaxReceipt } from '../db/repositories/allocations.js'
 import { reverseAllocation, splitAllocation } from '../domain/allocation.js'
 import { formatDecimal, parseDecimal } from '../domain/money.js'
+import { serviceFeeOf, splitProfitShare, type ProfitShareSplit } from '../domain/profit-share.js'
 import type { AllocationSplit } from '../domain/types.js'
 import { AppError, notFound } from '../errors.js'
 import type { Metrics } from '../metrics.js'
@@ -152,6 +153,7 @@ export async function allocateFunds(
   })
   const money = (amount: number | undefined): string | null =>
     amount === undefined ? null : formatDecimal(parseDecimal(String(amount)), quote.locked.minorUnits)
+  const createdAt = deps.clock()
   const allocation: Allocation = {
     id: newId(),
     organisationId: input.organisationId,
@@ -164,10 +166,11 @@ export async function allocateFunds(
     taxLiability: quote.taxLiability,
     issueTaxReceipt: input.issueTaxReceipt === true,
     split,
-    createdAt: deps.clock(),
+    createdAt,
     collectionOrganisationId: principal.organisationId,
     consumerReference: quote.request.consumer.reference,
     merchant: quote.request.merchant ?? null,
+    profitShare: await profitShareFor(deps, quote.organisationId, split, createdAt),
   }
   let receipt: NewTaxReceipt | null = null
   if (input.issueTaxReceipt && input.consumerEmail && allocation.contributionAmount !== null) {
@@ -209,6 +212,29 @@ export async function allocateFunds(
     if (stored) return replayOrRefuse(stored, requestHash, deps.metrics)
   }
   throw inUse()
+}
+
+/**
+ * Who receives how much of the allocation's service fee (docs/pricing.md, "Profit share"), from its organisation's
+ * chain as this process knows it (cached like organisation settings) and the exchange rates in use; null when no
+ * organisation of the chain keeps a share, which is the common case and costs a cache read.
+ */
+async function profitShareFor(
+  deps: Pick<AllocationDeps, 'reference'>,
+  organisationId: string,
+  split: AllocationSplit,
+  at: Date,
+): Promise<ProfitShareSplit | null> {
+  const chain = await deps.reference.profitShareChain(organisationId)
+  if (!chain.anyShare) return null
+  return splitProfitShare({
+    fee: serviceFeeOf(split),
+    fundsCurrencyCode: split.currencyCode,
+    chain: chain.beneficiaries,
+    settlementModel: chain.settlementModel,
+    date: at.toISOString().slice(0, 10),
+    fx: (await deps.reference.fxInUse()).table,
+  })
 }
 
 async function allocationOfTree(

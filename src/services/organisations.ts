@@ -1,16 +1,26 @@
 // Organisations: created by operators (CLI, with a first API key) or as children through the API.
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
-import type { AddressJson, Database } from '../db/database.js'
+import type { AddressJson, BillingJson, Database } from '../db/database.js'
 import {
   findEffectiveAllowedOrigins,
   findOrganisationById,
+  findOrganisationChain,
+  findOrganisationWithChain,
   insertOrganisation,
   updateAllowedOrigins,
+  updateProfitShareSettings,
+  type ChainOrganisation,
   type Organisation,
   type TaxLiability,
 } from '../db/repositories/organisations.js'
-import { isKnownCountry } from '../domain/countries.js'
+import { isKnownCountry, subdivisionForTax } from '../domain/countries.js'
+import {
+  DEFAULT_SETTLEMENT_MODEL,
+  parseRelativeProfitShare,
+  proportionalProfitShares,
+  type SettlementModel,
+} from '../domain/profit-share.js'
 import { DomainError } from '../domain/errors.js'
 import { isPricedCurrency } from '../domain/fx.js'
 import type { FxTable } from '../domain/types.js'
@@ -27,8 +37,8 @@ export type { Organisation, TaxLiability }
 export interface OrganisationDeps {
   readonly db: Kysely<Database>
   readonly access: AccessResolver
-  /** The exchange rates in use decide which currencies an organisation may have. */
-  readonly reference: Pick<ReferenceDataCache, 'fxInUse'>
+  /** The exchange rates in use decide which currencies an organisation may have; told when profit shares change. */
+  readonly reference: Pick<ReferenceDataCache, 'fxInUse' | 'forgetProfitShareChains'>
   readonly clock: Clock
   /** Told when allowed origins change, so that this process's CORS answers follow at once. */
   readonly sessionOrigins: Pick<SessionOrigins, 'forget'>
@@ -48,6 +58,29 @@ export interface OrganisationInput {
   taxLiability?: TaxLiability | undefined
   /** Web origins allowed to read the organisation's sessions in a browser; null or absent = inherit. */
   allowedOrigins?: readonly string[] | null | undefined
+  /** Its share of what its parent receives of a service fee, 0–1 (default 0). */
+  relativeProfitShare?: number | string | undefined
+  billing?: BillingInput | null | undefined
+  /** Operator only, roots only. */
+  settlementModel?: SettlementModel | undefined
+}
+
+/** Billing details as a request gives them: the country (alpha-3) defaults to the organisation's address. */
+export interface BillingInput {
+  currencyCode: string
+  email?: string | null | undefined
+  taxNumber?: string | null | undefined
+  companyRegistrationNumber?: string | null | undefined
+  countryCode?: string | undefined
+  state?: string | null | undefined
+}
+
+/** An organisation with what its tree decides for it: its proportional profit share and its settlement model. */
+export interface OrganisationView extends Organisation {
+  /** Exact decimal string: the product of the relative shares from the root down to it. */
+  proportionalProfitShare: string
+  /** Its root's (the default when the root has none). */
+  effectiveSettlementModel: SettlementModel
 }
 
 export const MAX_ALLOWED_ORIGINS = 20
@@ -101,6 +134,29 @@ export function normaliseAllowedOrigins(values: readonly string[], path = '/allo
 
 const SERVICE_FEE_PATTERN = /^(0(\.\d{1,6})?|1(\.0{1,6})?)$/
 
+/** Billing details checked and normalised: a currency Canopy can price, a known country, a US/CA state it recognises. */
+export function normaliseBilling(billing: BillingInput, address: AddressJson, fx: FxTable): BillingJson {
+  if (!isPricedCurrency(billing.currencyCode, fx)) {
+    throw new DomainError(
+      'UNSUPPORTED_BILLING_CURRENCY',
+      `billing currency ${billing.currencyCode} is not one canopy can price`,
+      '/billing/currencyCode',
+    )
+  }
+  const countryCode = billing.countryCode ?? address.countryCode
+  if (!isKnownCountry(countryCode)) {
+    throw new DomainError('UNKNOWN_COUNTRY', `country code ${countryCode} is not an iso 3166-1 alpha-3 country`, '/billing/countryCode')
+  }
+  return {
+    currencyCode: billing.currencyCode,
+    email: billing.email ?? null,
+    taxNumber: billing.taxNumber ?? null,
+    companyRegistrationNumber: billing.companyRegistrationNumber ?? null,
+    countryCode,
+    state: subdivisionForTax(countryCode, billing.state, '/billing/state'),
+  }
+}
+
 function validate(input: OrganisationInput, fx: FxTable): void {
   const country = input.address.countryCode
   if (!isKnownCountry(country)) {
@@ -117,7 +173,7 @@ function validate(input: OrganisationInput, fx: FxTable): void {
   }
 }
 
-const newOrganisation = (input: OrganisationInput, now: Date): Organisation => ({
+const newOrganisation = (input: OrganisationInput, now: Date, fx: FxTable): Organisation => ({
   id: newId(),
   parentId: input.parentId,
   tradingName: input.tradingName,
@@ -129,10 +185,28 @@ const newOrganisation = (input: OrganisationInput, now: Date): Organisation => (
   mcc: input.mcc ?? null,
   serviceFeeRate: input.serviceFeeRate ?? '0.2',
   taxLiability: input.taxLiability ?? 'platform',
+  relativeProfitShare: input.relativeProfitShare === undefined ? '0' : parseRelativeProfitShare(input.relativeProfitShare),
+  billing: input.billing == null ? null : normaliseBilling(input.billing, input.address, fx),
+  settlementModel: input.settlementModel ?? null,
   status: 'active',
   createdAt: now,
   allowedOrigins: input.allowedOrigins == null ? null : normaliseAllowedOrigins(input.allowedOrigins),
 })
+
+/** What the tree decides for an organisation, from its chain (root first, the organisation last). */
+export function viewOf(organisation: Organisation, chain: readonly ChainOrganisation[]): OrganisationView {
+  const shares = proportionalProfitShares(chain.map((link) => link.relativeProfitShare))
+  return {
+    ...organisation,
+    proportionalProfitShare: shares.at(-1) ?? '0',
+    effectiveSettlementModel: chain[0]?.settlementModel ?? DEFAULT_SETTLEMENT_MODEL,
+  }
+}
+
+/** The organisation with its proportional share and settlement model (one read of its chain). */
+export async function organisationView(db: Kysely<Database>, organisation: Organisation): Promise<OrganisationView> {
+  return viewOf(organisation, await findOrganisationChain(db, organisation.id))
+}
 
 /** Operator path (CLI, demo bootstrap): an organisation, optionally under a parent, with its first API key. */
 export async function createOrganisationWithKey(
@@ -140,15 +214,23 @@ export async function createOrganisationWithKey(
   input: OrganisationInput,
   mode: KeyMode,
   now: Date,
-): Promise<{ organisation: Organisation; apiKey: string; apiKeyPrefix: string }> {
-  validate(input, (await loadFxInUse(db)).table)
+): Promise<{ organisation: OrganisationView; apiKey: string; apiKeyPrefix: string }> {
+  const fx = (await loadFxInUse(db)).table
+  validate(input, fx)
+  if (input.settlementModel !== undefined && input.parentId !== null) throw settlementModelOnChild()
+  const draft = newOrganisation(input, now, fx)
   return db.transaction().execute(async (trx) => {
     if (input.parentId && !(await findOrganisationById(trx, input.parentId))) throw notFound('parent organisation')
-    const organisation = await insertOrganisation(trx, newOrganisation(input, now))
+    const organisation = await organisationView(trx, await insertOrganisation(trx, draft))
     const issued = await createApiKey(trx, organisation.id, mode, now)
     return { organisation, apiKey: issued.apiKey, apiKeyPrefix: issued.key.prefix }
   })
 }
+
+const settlementModelOnChild = (): AppError =>
+  new AppError('SETTLEMENT_MODEL_ROOT_ONLY', 'a settlement model is set on a root organisation and inherited by its descendants', [
+    { path: '/settlementModel', message: 'can only be set on an organisation without a parent' },
+  ])
 
 /**
  * API path: a child of an organisation the caller may act on. Pricing settings (service fee, tax liability)
@@ -157,34 +239,36 @@ export async function createOrganisationWithKey(
 export async function createChildOrganisation(
   deps: OrganisationDeps,
   principal: Principal,
-  input: Omit<OrganisationInput, 'serviceFeeRate' | 'taxLiability'> & { parentId: string },
-): Promise<Organisation> {
+  input: Omit<OrganisationInput, 'serviceFeeRate' | 'taxLiability' | 'settlementModel'> & { parentId: string },
+): Promise<OrganisationView> {
   await deps.access.assertCanActOn(principal, input.parentId, '/parentOrganisationId')
-  validate(input, (await deps.reference.fxInUse()).table)
+  const fx = (await deps.reference.fxInUse()).table
+  validate(input, fx)
   const parent = await findOrganisationById(deps.db, input.parentId)
   if (!parent) throw notFound('parent organisation')
+  // The caller acts for the parent's tree, so it may give the child a share of what the parent receives.
   const organisation = await insertOrganisation(
     deps.db,
-    newOrganisation({ ...input, serviceFeeRate: parent.serviceFeeRate, taxLiability: parent.taxLiability }, deps.clock()),
+    newOrganisation({ ...input, serviceFeeRate: parent.serviceFeeRate, taxLiability: parent.taxLiability }, deps.clock(), fx),
   )
   deps.access.forgetSubtrees()
-  return organisation
+  return organisationView(deps.db, organisation)
 }
 
 export async function getOrganisation(
   deps: Pick<OrganisationDeps, 'db' | 'access'>,
   principal: Principal,
   id: string,
-): Promise<Organisation> {
+): Promise<OrganisationView> {
   if (!(await deps.access.canSee(principal, id))) throw notFound('organisation')
-  const organisation = await findOrganisationById(deps.db, id)
-  if (!organisation) throw notFound('organisation')
-  return organisation
+  const found = await findOrganisationWithChain(deps.db, id)
+  if (!found) throw notFound('organisation')
+  return viewOf(found.organisation, found.chain)
 }
 
 /** An organisation's own allowed origins and the ones in force for it (its own, else its nearest ancestor's). */
 export interface AllowedOrigins {
-  organisation: Organisation
+  organisation: OrganisationView
   effectiveAllowedOrigins: string[]
 }
 
@@ -197,23 +281,95 @@ export async function setAllowedOrigins(
   const origins = input.allowedOrigins === null ? null : normaliseAllowedOrigins(input.allowedOrigins)
   const organisation = await updateAllowedOrigins(db, input.organisationId, origins)
   if (!organisation) throw notFound('organisation')
-  return { organisation, effectiveAllowedOrigins: await findEffectiveAllowedOrigins(db, { organisationId: organisation.id }) }
+  return {
+    organisation: await organisationView(db, organisation),
+    effectiveAllowedOrigins: await findEffectiveAllowedOrigins(db, { organisationId: organisation.id }),
+  }
+}
+
+/** What a PATCH may change (each optional; at least one, by the schema). */
+export interface OrganisationUpdate {
+  allowedOrigins?: readonly string[] | null | undefined
+  relativeProfitShare?: number | undefined
+  billing?: BillingInput | null | undefined
 }
 
 /**
- * API path: PATCH of an organisation of the caller's tree. Only allowedOrigins can change here: pricing settings
- * are an operator's, and the identity fields (names, address, MCC) are fixed once created.
+ * API path: PATCH of an organisation of the caller's tree: its allowed origins and billing details, and — for a
+ * descendant of the caller's organisation only, as the parent's tree decides what it passes on — its relative profit
+ * share. Pricing settings are an operator's, and the identity fields (names, address, MCC) are fixed once created.
+ * Everything is checked before anything is written, and written in one transaction.
  */
 export async function updateOrganisation(
   deps: OrganisationDeps,
   principal: Principal,
   id: string,
-  input: { allowedOrigins: readonly string[] | null },
-): Promise<Organisation> {
+  input: OrganisationUpdate,
+): Promise<OrganisationView> {
   if (!(await deps.access.canSee(principal, id))) throw notFound('organisation')
-  const origins = input.allowedOrigins === null ? null : normaliseAllowedOrigins(input.allowedOrigins)
-  const organisation = await updateAllowedOrigins(deps.db, id, origins)
+  if (input.relativeProfitShare !== undefined && id === principal.organisationId) {
+    throw new AppError(
+      'PROFIT_SHARE_SET_BY_PARENT',
+      "an organisation's relativeProfitShare is set by its parent's tree, not by its own api key",
+      [{ path: '/relativeProfitShare', message: "can be set with an api key of the parent's tree (a root's by the operator)" }],
+    )
+  }
+  const current = await findOrganisationById(deps.db, id)
+  if (!current) throw notFound('organisation')
+  const origins =
+    input.allowedOrigins === undefined ? undefined : input.allowedOrigins === null ? null : normaliseAllowedOrigins(input.allowedOrigins)
+  const relativeProfitShare = input.relativeProfitShare === undefined ? undefined : parseRelativeProfitShare(input.relativeProfitShare)
+  const billing =
+    input.billing === undefined
+      ? undefined
+      : input.billing === null
+        ? null
+        : normaliseBilling(input.billing, current.address, (await deps.reference.fxInUse()).table)
+  const organisation = await deps.db.transaction().execute(async (trx) => {
+    let updated: Organisation | undefined = current
+    if (origins !== undefined) updated = await updateAllowedOrigins(trx, id, origins)
+    if (relativeProfitShare !== undefined || billing !== undefined) {
+      updated = await updateProfitShareSettings(trx, id, {
+        ...(relativeProfitShare === undefined ? {} : { relativeProfitShare }),
+        ...(billing === undefined ? {} : { billing }),
+      })
+    }
+    return updated
+  })
   if (!organisation) throw notFound('organisation')
-  deps.sessionOrigins.forget()
-  return organisation
+  if (origins !== undefined) deps.sessionOrigins.forget()
+  if (relativeProfitShare !== undefined || billing !== undefined) deps.reference.forgetProfitShareChains()
+  return organisationView(deps.db, organisation)
+}
+
+/**
+ * Operator path (CLI): an organisation's profit-share settings — any organisation's relative share (a root's can
+ * only be set here), billing details, and a root's settlement model (null: the default again).
+ */
+export async function setProfitShareSettings(
+  db: Kysely<Database>,
+  input: {
+    organisationId: string
+    relativeProfitShare?: string | undefined
+    billing?: BillingInput | null | undefined
+    settlementModel?: SettlementModel | null | undefined
+  },
+): Promise<OrganisationView> {
+  const current = await findOrganisationById(db, input.organisationId)
+  if (!current) throw notFound('organisation')
+  if (input.settlementModel != null && current.parentId !== null) throw settlementModelOnChild()
+  const relativeProfitShare = input.relativeProfitShare === undefined ? undefined : parseRelativeProfitShare(input.relativeProfitShare)
+  const billing =
+    input.billing === undefined
+      ? undefined
+      : input.billing === null
+        ? null
+        : normaliseBilling(input.billing, current.address, (await loadFxInUse(db)).table)
+  const organisation = await updateProfitShareSettings(db, current.id, {
+    ...(relativeProfitShare === undefined ? {} : { relativeProfitShare }),
+    ...(billing === undefined ? {} : { billing }),
+    ...(input.settlementModel === undefined ? {} : { settlementModel: input.settlementModel }),
+  })
+  if (!organisation) throw notFound('organisation')
+  return organisationView(db, organisation)
 }

@@ -5,6 +5,7 @@ import type { Quote } from '../db/repositories/quotes.js'
 import { DomainError } from '../domain/errors.js'
 import { minorUnitsOf, parseDecimal, toMinorUnits } from '../domain/money.js'
 import { priceQuote } from '../domain/pricing.js'
+import { explainQuote, type QuoteExplanation } from '../domain/explain.js'
 import type { ImpactType, QuotedProject } from '../domain/types.js'
 import { notFound } from '../errors.js'
 import type { Metrics } from '../metrics.js'
@@ -107,4 +108,20 @@ export async function getQuote(deps: Pick<QuoteDeps, 'access' | 'quotes'>, princ
 /** The projects a quote priced, with the weights it locked (none for nature quotes). */
 export function quoteProjects(quote: Quote): readonly QuotedProject[] {
   return quote.locked.credits?.projects ?? []
+}
+
+/** Where every figure of a quote of the caller's tree came from, read from what it locked. */
+export async function getQuoteExplanation(
+  deps: Pick<QuoteDeps, 'access' | 'quotes'>,
+  principal: Principal,
+  id: string,
+): Promise<QuoteExplanation> {
+  const quote = await getQuote(deps, principal, id)
+  return explainQuote({
+    quoteId: quote.id,
+    createdAt: quote.createdAt,
+    transaction: quote.request.transaction,
+    requestMerchantCountryCode: quote.request.merchant?.address.countryCode ?? null,
+    locked: quote.locked,
+  })
 }

@@ -50,10 +50,14 @@ export const EXPORT_PAGE_SIZE = 1000
 
 const DAY_MS = 86_400_000
 
-const recordOf = (stored: StoredImpactRecord): ImpactRecord => {
+/** The impact record of a stored record (a reversal's negated). */
+export const impactRecordOf = (stored: StoredImpactRecord): ImpactRecord => {
   const record = buildImpactRecord(stored.source)
   return stored.reversal ? reversalImpactRecord(record, stored.reversal) : record
 }
+
+/** What a kind of list adds to the query's filter (profit-share lists: records with lines the reader sees). */
+export type RecordSelection = Pick<ImpactRecordFilter, 'profitShareFromLevel'>
 
 /** The window [from, to): both present (schema), both real instants, from < to, at most MAX_WINDOW_DAYS long. */
 function windowOf(query: ImpactRecordQuery): { from: Date; to: Date } {
@@ -81,9 +85,14 @@ function windowOf(query: ImpactRecordQuery): { from: Date; to: Date } {
  * The records a query may see: its window and filters, inside the key's tree (or the one organisation it names). The
  * summary (services/summary.ts) applies the same rules.
  */
-export async function filterOf(deps: Pick<ReconciliationDeps, 'access'>, principal: Principal, query: ImpactRecordQuery): Promise<ImpactRecordFilter> {
+export async function filterOf(
+  deps: Pick<ReconciliationDeps, 'access'>,
+  principal: Principal,
+  query: ImpactRecordQuery,
+  selection: RecordSelection = {},
+): Promise<ImpactRecordFilter> {
   const { from, to } = windowOf(query)
-  const filters = { from, to, consumerReference: query.consumerReference, impactPartnerId: query.impactPartnerId }
+  const filters = { from, to, consumerReference: query.consumerReference, impactPartnerId: query.impactPartnerId, ...selection }
   if (query.fundsOrganisationId !== undefined) {
     await deps.access.assertCanActOn(principal, query.fundsOrganisationId, '/fundsOrganisationId')
     return {
@@ -111,20 +120,22 @@ async function positionOf(deps: ReconciliationDeps, principal: Principal, id: st
 /**
  * One page of a key's records: `limit` (default 10) records of the window [dateTimeFrom, dateTimeTo) in
  * (fundsDateTime, id) order, after `startingAfter` or before `endingBefore` (at most one), and whether more follow in
- * the direction read. Reads limit + 1 to know; backward pages are read newest first and flipped.
+ * the direction read. Reads limit + 1 to know; backward pages are read newest first and flipped. `selection` narrows
+ * the records to a kind of list's (the profit-share list reuses this whole reading).
  */
-export async function listImpactRecords(
+export async function listRecords(
   deps: ReconciliationDeps,
   principal: Principal,
   query: ImpactRecordQuery,
-): Promise<ImpactRecordList> {
+  selection: RecordSelection = {},
+): Promise<{ hasMore: boolean; data: StoredImpactRecord[] }> {
   if (query.startingAfter !== undefined && query.endingBefore !== undefined) {
     throw new AppError('INVALID_CURSOR', 'send at most one of startingAfter and endingBefore', [
       { path: '/startingAfter', message: 'cannot be sent with endingBefore' },
       { path: '/endingBefore', message: 'cannot be sent with startingAfter' },
     ])
   }
-  const filter = await filterOf(deps, principal, query)
+  const filter = await filterOf(deps, principal, query, selection)
   const limit = query.limit ?? DEFAULT_LIMIT
   const after = query.startingAfter === undefined ? undefined : await positionOf(deps, principal, query.startingAfter, '/startingAfter')
   const before = query.endingBefore === undefined ? undefined : await positionOf(deps, principal, query.endingBefore, '/endingBefore')
@@ -133,32 +144,49 @@ export async function listImpactRecords(
   const hasMore = rows.length > limit
   const page = rows.slice(0, limit)
   if (direction === 'backward') page.reverse()
-  return { hasMore, data: page.map(recordOf) }
+  return { hasMore, data: page }
+}
+
+export async function listImpactRecords(
+  deps: ReconciliationDeps,
+  principal: Principal,
+  query: ImpactRecordQuery,
+): Promise<ImpactRecordList> {
+  const page = await listRecords(deps, principal, query)
+  return { hasMore: page.hasMore, data: page.data.map(impactRecordOf) }
+}
+
+/** One stored record of the key's tree, by allocation id or reversal id; undefined when unknown or outside the tree. */
+export async function findRecord(deps: ReconciliationDeps, principal: Principal, id: string): Promise<StoredImpactRecord | undefined> {
+  const stored = await findOnReplicaFirst(deps, (db) => findImpactRecordById(db, id))
+  if (!stored || !(await deps.access.canSee(principal, stored.source.allocation.organisationId))) return undefined
+  return stored
 }
 
 /** One record of the key's tree, by allocation id or reversal id; anything else is not found. */
 export async function getImpactRecord(deps: ReconciliationDeps, principal: Principal, id: string): Promise<ImpactRecord> {
-  const stored = await findOnReplicaFirst(deps, (db) => findImpactRecordById(db, id))
-  if (!stored || !(await deps.access.canSee(principal, stored.source.allocation.organisationId))) throw notFound('funds allocation')
-  return recordOf(stored)
+  const stored = await findRecord(deps, principal, id)
+  if (!stored) throw notFound('funds allocation')
+  return impactRecordOf(stored)
 }
 
 /**
  * Every record of the window and filters, in order, read EXPORT_PAGE_SIZE at a time (keyset, so memory stays one
  * page whatever the window holds). The query is checked before the first record is read: a bad one throws here.
  */
-export async function exportImpactRecords(
+export async function exportRecords(
   deps: ReconciliationDeps,
   principal: Principal,
   query: Omit<ImpactRecordQuery, 'limit' | 'startingAfter' | 'endingBefore'>,
+  selection: RecordSelection = {},
   pageSize = EXPORT_PAGE_SIZE,
-): Promise<AsyncIterable<ImpactRecord>> {
-  const filter = await filterOf(deps, principal, query)
-  async function* records(): AsyncGenerator<ImpactRecord> {
+): Promise<AsyncIterable<StoredImpactRecord>> {
+  const filter = await filterOf(deps, principal, query, selection)
+  async function* records(): AsyncGenerator<StoredImpactRecord> {
     let after: ImpactRecordPosition | undefined
     for (;;) {
       const rows = await findImpactRecords(deps.reads, { filter, after, direction: 'forward', limit: pageSize })
-      for (const row of rows) yield recordOf(row)
+      yield* rows
       const last = rows.at(-1)
       if (!last || rows.length < pageSize) return
       after = { time: last.time, id: last.id }
@@ -167,21 +195,48 @@ export async function exportImpactRecords(
   return records()
 }
 
-/**
- * The operator's export (CLI): every record of the window for one organisation's tree (it and its descendants), or,
- * without one, for every tree in turn (each tree in time order). An unknown organisation is NOT_FOUND.
- */
-export async function exportImpactRecordsAsOperator(
+export async function exportImpactRecords(
   deps: ReconciliationDeps,
-  query: { dateTimeFrom: string; dateTimeTo: string; organisationId?: string | undefined },
+  principal: Principal,
+  query: Omit<ImpactRecordQuery, 'limit' | 'startingAfter' | 'endingBefore'>,
+  pageSize = EXPORT_PAGE_SIZE,
 ): Promise<AsyncIterable<ImpactRecord>> {
+  const stored = await exportRecords(deps, principal, query, {}, pageSize)
+  async function* records(): AsyncGenerator<ImpactRecord> {
+    for await (const record of stored) yield impactRecordOf(record)
+  }
+  return records()
+}
+
+/** The window an operator's export covers, for one organisation's tree or for every tree. */
+export interface OperatorExportQuery {
+  dateTimeFrom: string
+  dateTimeTo: string
+  organisationId?: string | undefined
+}
+
+/**
+ * The operator's export (CLI): what `exportTree` exports for one organisation's tree (it and its descendants), or,
+ * without one, for every tree in turn (each tree in time order), as that tree's root. An unknown organisation is
+ * NOT_FOUND; the window is checked before anything is read.
+ */
+export async function exportAsOperator<T>(
+  deps: ReconciliationDeps,
+  query: OperatorExportQuery,
+  exportTree: (operator: Principal, window: { dateTimeFrom: string; dateTimeTo: string }) => Promise<AsyncIterable<T>>,
+): Promise<AsyncIterable<T>> {
   windowOf(query)
   if (query.organisationId !== undefined && !(await findOrganisationById(deps.db, query.organisationId))) throw notFound('organisation')
   const roots = query.organisationId !== undefined ? [query.organisationId] : await findRootOrganisationIds(deps.db)
   const operatorOf = (organisationId: string): Principal => ({ keyId: 'operator', organisationId, mode: 'live' })
   const window = { dateTimeFrom: query.dateTimeFrom, dateTimeTo: query.dateTimeTo }
-  async function* records(): AsyncGenerator<ImpactRecord> {
-    for (const root of roots) yield* await exportImpactRecords(deps, operatorOf(root), window)
+  async function* records(): AsyncGenerator<T> {
+    for (const root of roots) yield* await exportTree(operatorOf(root), window)
   }
   return records()
+}
+
+/** The operator's export of impact records (CLI `report allocations`). */
+export function exportImpactRecordsAsOperator(deps: ReconciliationDeps, query: OperatorExportQuery): Promise<AsyncIterable<ImpactRecord>> {
+  return exportAsOperator(deps, query, (operator, window) => exportImpactRecords(deps, operator, window))
 }

@@ -3,7 +3,13 @@
 import type { Kysely } from 'kysely'
 import type { AddressJson, Database } from '../db/database.js'
 import { findActiveProjects, findAllowedPartnerIds, findImpactPartners, findImportedFactors } from '../db/repositories/catalogue.js'
-import { findOrganisationById } from '../db/repositories/organisations.js'
+import { findOrganisationById, findOrganisationChain } from '../db/repositories/organisations.js'
+import {
+  beneficiaryJurisdiction,
+  DEFAULT_SETTLEMENT_MODEL,
+  type ProfitShareBeneficiary,
+  type SettlementModel,
+} from '../domain/profit-share.js'
 import { DEFAULT_EMISSION_FACTORS } from '../domain/data/emission-factors.js'
 import { indexFactors, type FactorSet } from '../domain/footprint.js'
 import type { ReferenceData } from '../domain/pricing.js'
@@ -34,11 +40,20 @@ interface Catalogue {
 
 type OrganisationEntry = { settings: OrganisationSettings; allowed: ReadonlySet<string> | undefined }
 
+/** What an allocation's profit share reads of its organisation's chain, root first. */
+export interface ProfitShareChain {
+  settlementModel: SettlementModel
+  beneficiaries: ProfitShareBeneficiary[]
+  /** False when no organisation of the chain has a share: the allocation then stores no profit share at all. */
+  anyShare: boolean
+}
+
 export class ReferenceDataCache {
   // Promises are cached, so concurrent misses share one load; a failed load is forgotten at once.
   private readonly catalogue: Cache<Promise<Catalogue>>
   private readonly organisations: Cache<Promise<OrganisationEntry>>
   private readonly fx: Cache<Promise<FxInUse>>
+  private readonly chains: Cache<Promise<ProfitShareChain>>
   private lastFx: FxInUse | undefined
 
   constructor(
@@ -49,6 +64,7 @@ export class ReferenceDataCache {
     this.catalogue = createCache({ max: 1, ttlMs, now })
     this.organisations = createCache({ max: 10_000, ttlMs, now })
     this.fx = createCache({ max: 1, ttlMs, now })
+    this.chains = createCache({ max: 10_000, ttlMs, now })
   }
 
   private cached<T>(cache: Cache<Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
@@ -99,6 +115,33 @@ export class ReferenceDataCache {
         },
       ),
     )
+  }
+
+  /**
+   * The profit-share settings of an organisation's chain (one recursive read, cached like the settings): a change
+   * made in this process is seen at once (forgetProfitShareChains), one made in another within the cache's TTL.
+   */
+  profitShareChain(organisationId: string): Promise<ProfitShareChain> {
+    return this.cached(this.chains, organisationId, async () => {
+      const chain = await findOrganisationChain(this.db, organisationId)
+      if (chain.length === 0) throw notFound('organisation')
+      return {
+        settlementModel: chain[0]?.settlementModel ?? DEFAULT_SETTLEMENT_MODEL,
+        beneficiaries: chain.map((o) => ({
+          relativeProfitShare: o.relativeProfitShare,
+          billingCurrencyCode: o.billing?.currencyCode ?? o.currencyCode,
+          taxJurisdiction: o.billing
+            ? beneficiaryJurisdiction(o.billing.countryCode, o.billing.state)
+            : beneficiaryJurisdiction(o.address.countryCode, o.address.state),
+        })),
+        anyShare: chain.some((o) => o.relativeProfitShare !== '0'),
+      }
+    })
+  }
+
+  /** Every cached chain: a share or billing detail changed (it affects every descendant's chain). */
+  forgetProfitShareChains(): void {
+    this.chains.clear()
   }
 
   async organisationSettings(organisationId: string): Promise<OrganisationSettings> {

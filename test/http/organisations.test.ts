@@ -40,6 +40,10 @@ describe('POST /v3/organisations', () => {
       mcc: '5992',
       serviceFeePercentage: 0.15,
       taxLiability: 'organisation',
+      relativeProfitShare: 0,
+      proportionalProfitShare: 0,
+      billing: null,
+      settlementModel: 'gross',
       status: { value: 'active', message: null },
       createdAt: t.clock.now().toISOString(),
       allowedOrigins: null,
@@ -164,7 +168,7 @@ describe('allowedOrigins (the web origins that may read sessions with the browse
     expect(twenty.statusCode).toBe(200)
   })
 
-  it('changes nothing else: other fields are unknown properties (400), and the body needs allowedOrigins', async () => {
+  it('changes nothing else: other fields are unknown properties (400), and an empty body sets nothing (400)', async () => {
     for (const body of [{ tradingName: 'New name' }, { allowedOrigins: [], serviceFeePercentage: 0 }, {}]) {
       const res = await client(t.app, root.apiKey).patch(`/v3/organisations/${root.organisationId}`, body)
       expect(res.statusCode).toBe(400)

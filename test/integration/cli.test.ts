@@ -441,6 +441,73 @@ describe('operator CLI', { timeout: 120_000 }, () => {
     expect(verified.json()).toMatchObject({ ok: true, mismatches: [] })
   })
 
+  it('org create|update set profit shares, billing and a root’s settlement model; report profit-share writes the lines', async () => {
+    const root = await runCli(
+      [
+        'org',
+        'create',
+        '--name',
+        'Share PSP',
+        '--country',
+        'GBR',
+        '--currency',
+        'GBP',
+        '--relative-profit-share',
+        '0.2',
+        '--settlement-model',
+        'net',
+      ],
+      env,
+    )
+    expect(root.stderr).toBe('')
+    expect(root.json().organisation).toMatchObject({ relativeProfitShare: 0.2, proportionalProfitShare: 0.2, settlementModel: 'net' })
+    const args = ['--country', 'GBR', '--currency', 'GBP', '--mcc', '5992', '--parent', root.json().organisationId]
+    const child = await runCli(
+      ['org', 'create', '--name', 'Share Shop', ...args, '--relative-profit-share', '0.6', '--billing-currency', 'USD'],
+      env,
+    )
+    const { organisationId, apiKey } = child.json()
+    expect(child.json().organisation).toMatchObject({
+      proportionalProfitShare: 0.12,
+      exactProportionalProfitShare: '0.12',
+      settlementModel: 'net',
+      billing: { currencyCode: 'USD', countryCode: 'GBR' },
+    })
+    const refused = await runCli(['org', 'update', organisationId, '--relative-profit-share', '1.5'], env)
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toMatch(/relativeProfitShare must be a number from 0 to 1/)
+
+    // The demo catalogue was imported by the test before.
+    const handle = await openSameDatabase()
+    const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }), database: handle })
+    let allocationId: string
+    try {
+      const api = client(app, apiKey)
+      const quote = (await api.post('/quotes/carbon', floristQuote(organisationId))).json()
+      const allocation = await api.post(
+        '/funds/allocations',
+        { organisationId, quoteId: quote.quoteId, contribution: { amount: 12.4 } },
+        { 'idempotency-key': 'share-1' },
+      )
+      expect(allocation.statusCode).toBe(201)
+      allocationId = allocation.json().fundsAllocationId
+    } finally {
+      await app.close()
+    }
+    const from = new Date(Date.now() - 3_600_000).toISOString()
+    const to = new Date(Date.now() + 3_600_000).toISOString()
+    const report = await runCli(['report', 'profit-share', '--from', from, '--to', to, '--organisation', root.json().organisationId], env)
+    expect(report.stderr).toBe('')
+    const lines = report.stdout.split('\r\n').filter(Boolean)
+    expect(lines[0]).toMatch(/^recordId,.*,settlementModel,serviceFee,platformProfitShare,beneficiaryOrganisationId,/)
+    expect(lines.slice(1).map((line) => line.split(',').slice(-6, -3))).toEqual([
+      ['0.16', 'GBP', '1'],
+      // The rate of the exchange rates in use (a test before imports the ECB's), to 10 significant digits.
+      ['0.24', 'USD', expect.stringMatching(/^1\.\d{9}$/)],
+    ])
+    expect(lines.slice(1).every((line) => line.includes(allocationId) && line.includes(',net,2.00,1.60,'))).toBe(true)
+  })
+
   it('prints usage with --help', async () => {
     const result = await runCli(['--help'], env)
     expect(result.code).toBe(0)

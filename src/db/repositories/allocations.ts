@@ -1,10 +1,21 @@
 // Funds allocations and their reversals. An allocation is one row: its entries are one jsonb array, its
 // Idempotency-Key is unique per organisation, and a CHECK makes Postgres refuse entries that do not sum to
-// the amounts paid. An allocation, its entries, its tax-receipt outbox row, its webhook event and its partner rows
-// (impact_record_partners) are written by one statement.
+// the amounts paid. An allocation, its entries, its profit-share lines (a column of its row), its tax-receipt outbox
+// row, its webhook event and its partner rows (impact_record_partners) are written by one statement.
 import { sql, type Kysely } from 'kysely'
+import { formatMinorUnits, minorUnitsOf, parseDecimal, toMinorUnits } from '../../domain/money.js'
+import { serviceFeeOf, type ProfitShareLine, type ProfitShareSplit } from '../../domain/profit-share.js'
 import type { AllocationSplit } from '../../domain/types.js'
-import type { AllocationRow, Database, NewAllocationRow, StoredAllocationEntry, StoredMerchant, TaxReceiptPayload } from '../database.js'
+import type {
+  AllocationRow,
+  Database,
+  NewAllocationRow,
+  StoredAllocationEntry,
+  StoredMerchant,
+  StoredProfitShare,
+  StoredProfitShareLine,
+  TaxReceiptPayload,
+} from '../database.js'
 import { insertWithEvents, type WebhookEventDraft } from './webhooks.js'
 
 export interface Allocation {
@@ -28,6 +39,8 @@ export interface Allocation {
   consumerReference: string | null
   /** The quote's merchant, when it named one. */
   merchant: StoredMerchant | null
+  /** Who receives how much of its service fee; null when no organisation up the chain keeps a share. */
+  profitShare: ProfitShareSplit | null
 }
 
 export interface NewTaxReceipt {
@@ -83,6 +96,53 @@ export const splitOf = (currencyCode: string, entries: readonly StoredAllocation
   contributions: entries.filter((e) => e.kind === 'contribution').map((e) => ({ impactPartnerId: e.impactPartnerId, ...amountsOf(e) })),
 })
 
+/**
+ * allocations.profit_share (database.ts, StoredProfitShare): the settlement model, then per line its level, funds
+ * share, tax rate and tax, plus billing currency, rate and billing share only when it is billed in another currency.
+ * Nothing that can be derived is stored: the platform's part is the fee minus the lines.
+ */
+export function encodeProfitShare(split: ProfitShareSplit, fundsCurrencyCode: string): StoredProfitShare {
+  const lines = split.lines.map((l): StoredProfitShareLine =>
+    l.billingCurrencyCode === fundsCurrencyCode
+      ? [l.level, l.fundsProfitShare, l.profitShareTaxRate, l.profitShareTax]
+      : [
+          l.level,
+          l.fundsProfitShare,
+          l.profitShareTaxRate,
+          l.profitShareTax,
+          l.billingCurrencyCode,
+          l.billingCurrencyExchangeRate,
+          l.profitShare,
+        ],
+  )
+  return [split.settlementModel, ...lines]
+}
+
+/** The stored profit share read back; `fee` is the allocation's service fee (its entries'), for the platform's part. */
+export function decodeProfitShare(stored: StoredProfitShare, fundsCurrencyCode: string, fee: string): ProfitShareSplit {
+  const [settlementModel, ...storedLines] = stored
+  const digits = minorUnitsOf(fundsCurrencyCode)
+  const lines = storedLines.map((l): ProfitShareLine => {
+    const [level, fundsProfitShare, profitShareTaxRate, profitShareTax, billingCurrencyCode, rate, billed] = l
+    return {
+      level,
+      fundsProfitShare,
+      billingCurrencyCode: billingCurrencyCode ?? fundsCurrencyCode,
+      billingCurrencyExchangeRate: rate ?? '1',
+      profitShare: billed ?? fundsProfitShare,
+      profitShareTax,
+      profitShareTaxRate,
+    }
+  })
+  const minor = (amount: string) => toMinorUnits(parseDecimal(amount), digits)
+  const platform = lines.reduce((rest, line) => rest - minor(line.fundsProfitShare), minor(fee))
+  return { settlementModel, platformProfitShare: formatMinorUnits(platform, digits), lines }
+}
+
+/** An allocation row's profit share, or null. */
+export const profitShareOf = (stored: StoredProfitShare | null, split: AllocationSplit): ProfitShareSplit | null =>
+  stored === null ? null : decodeProfitShare(stored, split.currencyCode, serviceFeeOf(split))
+
 /** The row, with the top of the organisation's tree found by the INSERT itself (no extra round trip). */
 const allocationToRow = (a: Allocation) => ({
   ...allocationColumns(a),
@@ -105,25 +165,30 @@ const allocationColumns = (a: Allocation): Omit<NewAllocationRow, 'root_organisa
   collection_organisation_id: a.collectionOrganisationId,
   consumer_reference: a.consumerReference,
   merchant: a.merchant === null ? null : JSON.stringify(a.merchant),
+  profit_share: a.profitShare === null ? null : JSON.stringify(encodeProfitShare(a.profitShare, a.currencyCode)),
 })
 
-const allocationFromRow = (row: AllocationRow): Allocation => ({
-  id: row.id,
-  organisationId: row.organisation_id,
-  quoteId: row.quote_id,
-  idempotencyKey: row.idempotency_key,
-  requestHash: Buffer.from(row.request_hash),
-  currencyCode: row.currency_code,
-  creditsAmount: row.credits_amount,
-  contributionAmount: row.contribution_amount,
-  taxLiability: row.tax_liability,
-  issueTaxReceipt: row.issue_tax_receipt,
-  split: splitOf(row.currency_code, row.entries),
-  createdAt: row.created_at,
-  collectionOrganisationId: row.collection_organisation_id,
-  consumerReference: row.consumer_reference,
-  merchant: row.merchant,
-})
+const allocationFromRow = (row: AllocationRow): Allocation => {
+  const split = splitOf(row.currency_code, row.entries)
+  return {
+    id: row.id,
+    organisationId: row.organisation_id,
+    quoteId: row.quote_id,
+    idempotencyKey: row.idempotency_key,
+    requestHash: Buffer.from(row.request_hash),
+    currencyCode: row.currency_code,
+    creditsAmount: row.credits_amount,
+    contributionAmount: row.contribution_amount,
+    taxLiability: row.tax_liability,
+    issueTaxReceipt: row.issue_tax_receipt,
+    split,
+    createdAt: row.created_at,
+    collectionOrganisationId: row.collection_organisation_id,
+    consumerReference: row.consumer_reference,
+    merchant: row.merchant,
+    profitShare: profitShareOf(row.profit_share, split),
+  }
+}
 
 /**
  * The CTE that writes the partner rows of the records `written` returns (docs/reconciliation.md, "Storage and

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
-import type { CreditProject, EmissionFactor, ImpactPartner } from '../../domain/types.js'
+import type { CreditProject, EmissionFactor, ImpactPartner, PartnerImages } from '../../domain/types.js'
 import type { Database } from '../database.js'
 
 /** Every impact partner (active or not): a quote filters by activity itself. */
@@ -220,3 +220,84 @@ export async function upsertEmissionFactors(trx: Transaction<Database>, factors:
       .execute()
   }
 }
+
+/** A page of the catalogue, in id order: after or before an id (at most one), at most `limit` rows. */
+export interface CataloguePage {
+  /** Only these partners (an organisation's list); undefined: every partner. */
+  allowedPartnerIds?: readonly string[] | undefined
+  after?: string | undefined
+  before?: string | undefined
+  limit: number
+}
+
+export interface CataloguePartner {
+  id: string
+  name: string
+  shortDescription: string
+  longDescription: string | null
+  website: string | null
+  images: PartnerImages
+}
+
+/** Active impact partners in id order (newest first when reading backward: the caller flips the page). */
+export async function findCataloguePartners(db: Kysely<Database>, page: CataloguePage): Promise<CataloguePartner[]> {
+  let query = db
+    .selectFrom('impact_partners')
+    .select(['id', 'name', 'short_description', 'long_description', 'website', 'images'])
+    .where('active', '=', true)
+  if (page.allowedPartnerIds !== undefined)
+    query = query.where('id', 'in', page.allowedPartnerIds.length ? page.allowedPartnerIds : [NO_ID])
+  if (page.after !== undefined) query = query.where('id', '>', page.after)
+  if (page.before !== undefined) query = query.where('id', '<', page.before)
+  const rows = await query
+    .orderBy('id', page.before !== undefined ? 'desc' : 'asc')
+    .limit(page.limit)
+    .execute()
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    shortDescription: r.short_description,
+    longDescription: r.long_description,
+    website: r.website,
+    images: r.images,
+  }))
+}
+
+/** Active projects of active partners (allowed ones, when given), in id order; optionally one project. */
+export async function findCatalogueProjects(
+  db: Kysely<Database>,
+  page: CataloguePage & { projectId?: string | undefined },
+): Promise<CreditProject[]> {
+  let query = db
+    .selectFrom('projects as p')
+    .innerJoin('impact_partners as ip', 'ip.id', 'p.impact_partner_id')
+    .selectAll('p')
+    .where('p.active', '=', true)
+    .where('ip.active', '=', true)
+  if (page.allowedPartnerIds !== undefined) {
+    query = query.where('p.impact_partner_id', 'in', page.allowedPartnerIds.length ? page.allowedPartnerIds : [NO_ID])
+  }
+  if (page.projectId !== undefined) query = query.where('p.id', '=', page.projectId)
+  if (page.after !== undefined) query = query.where('p.id', '>', page.after)
+  if (page.before !== undefined) query = query.where('p.id', '<', page.before)
+  const rows = await query
+    .orderBy('p.id', page.before !== undefined ? 'desc' : 'asc')
+    .limit(page.limit)
+    .execute()
+  return rows.map((r) => ({
+    id: r.id,
+    impactPartnerId: r.impact_partner_id,
+    name: r.name,
+    shortDescription: r.short_description,
+    type: r.type,
+    location: { countryCode: r.country_code, state: r.state },
+    price: r.price,
+    priceCurrency: r.price_currency,
+    priority: r.priority,
+    weight: r.weight,
+    active: r.active,
+  }))
+}
+
+/** Matches no row: an empty allowed list allows nothing (an IN () is not SQL). */
+const NO_ID = '00000000-0000-0000-0000-000000000000'

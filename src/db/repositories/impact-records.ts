@@ -3,9 +3,10 @@
 // scans are merged (Merge Append), so a page costs its own size whatever the tables hold: keyset, never OFFSET. A
 // partner filter reads impact_record_partners, led by the partner, instead.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
-import type { AddressJson, Database, StoredAllocationEntry, StoredMerchant } from '../database.js'
+import type { AddressJson, Database, StoredAllocationEntry, StoredMerchant, StoredProfitShare } from '../database.js'
 import type { ImpactRecordSource } from '../../domain/impact-record.js'
-import { splitOf } from './allocations.js'
+import type { ProfitShareSplit } from '../../domain/profit-share.js'
+import { profitShareOf, splitOf } from './allocations.js'
 
 /** Which records: one tree (optionally some of its organisations), a window [from, to) and the optional filters. */
 export interface ImpactRecordFilter {
@@ -16,6 +17,11 @@ export interface ImpactRecordFilter {
   to: Date
   consumerReference?: string | undefined
   impactPartnerId?: string | undefined
+  /**
+   * Profit-share records only: those with a profit-share line of a beneficiary at this depth of the tree or deeper
+   * (0: any line). Lines are stored root first, so the last one is the deepest.
+   */
+  profitShareFromLevel?: number | undefined
 }
 
 /** A position in the stream: a record's (funds date-time, id); the time as Postgres wrote it (microseconds kept). */
@@ -41,6 +47,8 @@ export interface StoredImpactRecord {
   time: string
   source: ImpactRecordSource
   reversal: { id: string; createdAt: Date } | undefined
+  /** The allocation's profit share (not negated for a reversal's record); null when it has none. */
+  profitShare: ProfitShareSplit | null
 }
 
 interface RecordRow {
@@ -60,36 +68,42 @@ interface RecordRow {
   consumer_reference: string | null
   merchant: StoredMerchant | null
   organisation: { reference: string | null; name: string; mcc: string | null; address: AddressJson | null } | null
+  profit_share: StoredProfitShare | null
 }
 
-const recordFromRow = (row: RecordRow): StoredImpactRecord => ({
-  id: row.record_id,
-  time: row.position_time,
-  source: {
-    allocation: {
-      id: row.allocation_id,
-      quoteId: row.quote_id,
-      organisationId: row.organisation_id,
-      currencyCode: row.currency_code,
-      taxLiability: row.tax_liability,
-      split: splitOf(row.currency_code, row.entries),
-      createdAt: new Date(row.allocated_at),
+const recordFromRow = (row: RecordRow): StoredImpactRecord => {
+  const split = splitOf(row.currency_code, row.entries)
+  return {
+    id: row.record_id,
+    time: row.position_time,
+    profitShare: profitShareOf(row.profit_share, split),
+    source: {
+      allocation: {
+        id: row.allocation_id,
+        quoteId: row.quote_id,
+        organisationId: row.organisation_id,
+        currencyCode: row.currency_code,
+        taxLiability: row.tax_liability,
+        split,
+        createdAt: new Date(row.allocated_at),
+      },
+      collectionOrganisationId: row.collection_organisation_id,
+      consumerReference: row.consumer_reference,
+      merchant: row.merchant,
+      fundsOrganisation: row.organisation ?? { reference: null, name: '', mcc: null, address: null },
     },
-    collectionOrganisationId: row.collection_organisation_id,
-    consumerReference: row.consumer_reference,
-    merchant: row.merchant,
-    fundsOrganisation: row.organisation ?? { reference: null, name: '', mcc: null, address: null },
-  },
-  reversal:
-    row.reversal_id !== null && row.reversal_created_at !== null
-      ? { id: row.reversal_id, createdAt: new Date(row.reversal_created_at) }
-      : undefined,
-})
+    reversal:
+      row.reversal_id !== null && row.reversal_created_at !== null
+        ? { id: row.reversal_id, createdAt: new Date(row.reversal_created_at) }
+        : undefined,
+  }
+}
 
 /** What every record row carries, from its allocation `a` (the organisation read per returned row only). */
 const ALLOCATION_COLUMNS = sql`
   a.id AS allocation_id, a.quote_id, a.organisation_id, a.currency_code, a.tax_liability, a.entries,
   (extract(epoch FROM a.created_at) * 1000)::float8 AS allocated_at, a.collection_organisation_id, a.consumer_reference, a.merchant,
+  a.profit_share,
   (SELECT jsonb_build_object('reference', o.organisation_reference, 'name', o.trading_name, 'mcc', o.mcc, 'address', o.address)
      FROM organisations o WHERE o.id = a.organisation_id) AS organisation`
 
@@ -113,6 +127,10 @@ function streamConditions(page: ImpactRecordPage): RawBuilder<unknown>[] {
   if (filter.consumerReference !== undefined) where.push(sql`u.consumer_reference = ${filter.consumerReference}`)
   if (filter.impactPartnerId !== undefined) {
     where.push(sql`u.entries @> ${JSON.stringify([{ impactPartnerId: filter.impactPartnerId }])}::jsonb`)
+  }
+  if (filter.profitShareFromLevel !== undefined) {
+    where.push(sql`u.profit_share IS NOT NULL`)
+    if (filter.profitShareFromLevel > 0) where.push(sql`(u.profit_share->-1->>0)::int >= ${filter.profitShareFromLevel}`)
   }
   if (page.after) where.push(sql`(u.funds_date_time, u.record_id) > (${page.after.time}::timestamptz, ${page.after.id}::uuid)`)
   if (page.before) where.push(sql`(u.funds_date_time, u.record_id) < (${page.before.time}::timestamptz, ${page.before.id}::uuid)`)
@@ -174,13 +192,15 @@ function pageQuery(page: ImpactRecordPage): RawBuilder<RecordRow> {
     FROM (
       SELECT u.funds_date_time, u.record_id, u.allocation_id, u.reversal_id, u.reversal_created_at
       FROM (
-        SELECT a.root_organisation_id, a.organisation_id, a.consumer_reference, a.entries, a.created_at AS funds_date_time,
-               a.id AS record_id, a.id AS allocation_id, NULL::uuid AS reversal_id, NULL::timestamptz AS reversal_created_at
+        SELECT a.root_organisation_id, a.organisation_id, a.consumer_reference, a.entries, a.profit_share,
+               a.created_at AS funds_date_time, a.id AS record_id, a.id AS allocation_id, NULL::uuid AS reversal_id,
+               NULL::timestamptz AS reversal_created_at
         FROM allocations a
         UNION ALL
         SELECT r.root_organisation_id, r.organisation_id, r.consumer_reference,
-               (SELECT ra.entries FROM allocations ra WHERE ra.id = r.allocation_id), r.created_at, r.id, r.allocation_id, r.id,
-               r.created_at
+               (SELECT ra.entries FROM allocations ra WHERE ra.id = r.allocation_id),
+               (SELECT ra.profit_share FROM allocations ra WHERE ra.id = r.allocation_id), r.created_at, r.id, r.allocation_id,
+               r.id, r.created_at
         FROM allocation_reversals r
       ) AS u
       WHERE ${sql.join(streamConditions(page), sql` AND `)}

@@ -1,7 +1,8 @@
 // Organisations and their tree (parent_id).
 import { sql, type Kysely } from 'kysely'
 import { formatRate } from '../../domain/money.js'
-import type { AddressJson, Database, OrganisationRow } from '../database.js'
+import type { SettlementModel } from '../../domain/profit-share.js'
+import type { AddressJson, BillingJson, Database, OrganisationRow } from '../database.js'
 
 export type TaxLiability = 'platform' | 'organisation'
 
@@ -18,6 +19,12 @@ export interface Organisation {
   /** Proportion of the impact amount, shortest decimal string ("0.2"). */
   serviceFeeRate: string
   taxLiability: TaxLiability
+  /** Its share of what its parent receives of a service fee, shortest decimal string ("0.6"). */
+  relativeProfitShare: string
+  /** Where and how it is billed; null: in its own currency, taxed where its address is. */
+  billing: BillingJson | null
+  /** Its own settlement model (roots only; null: inherited, or the default on a root). */
+  settlementModel: SettlementModel | null
   status: 'active' | 'inactive'
   createdAt: Date
   /** Web origins whose pages may read this organisation's sessions (CORS); null = inherit the nearest ancestor's. */
@@ -36,6 +43,9 @@ const organisationFromRow = (row: OrganisationRow): Organisation => ({
   mcc: row.mcc,
   serviceFeeRate: formatRate(row.service_fee_rate),
   taxLiability: row.tax_liability,
+  relativeProfitShare: formatRate(row.relative_profit_share),
+  billing: row.billing,
+  settlementModel: row.settlement_model,
   status: row.status,
   createdAt: row.created_at,
   allowedOrigins: row.allowed_origins,
@@ -57,6 +67,9 @@ export async function insertOrganisation(db: Kysely<Database>, org: Organisation
       mcc: org.mcc,
       service_fee_rate: org.serviceFeeRate,
       tax_liability: org.taxLiability,
+      relative_profit_share: org.relativeProfitShare,
+      billing: org.billing === null ? null : JSON.stringify(org.billing),
+      settlement_model: org.settlementModel,
       status: org.status,
       created_at: org.createdAt,
       allowed_origins: org.allowedOrigins,
@@ -147,4 +160,93 @@ export async function findRootOrganisationIds(db: Kysely<Database>): Promise<str
     .orderBy('id')
     .execute()
   return rows.map((r) => r.id)
+}
+
+/** What profit share reads of each organisation of a chain. */
+export interface ChainOrganisation {
+  id: string
+  organisationReference: string | null
+  relativeProfitShare: string
+  billing: BillingJson | null
+  settlementModel: SettlementModel | null
+  currencyCode: string
+  address: AddressJson
+}
+
+const chainOrganisationOf = (row: OrganisationRow): ChainOrganisation => ({
+  id: row.id,
+  organisationReference: row.organisation_reference,
+  relativeProfitShare: formatRate(row.relative_profit_share),
+  billing: row.billing,
+  settlementModel: row.settlement_model,
+  currencyCode: row.currency_code,
+  address: row.address,
+})
+
+/** An organisation's rows up to the root, root first (the organisation last). Raw SQL: a recursive CTE up the parents. */
+async function chainRows(db: Kysely<Database>, id: string): Promise<OrganisationRow[]> {
+  const { rows } = await sql<OrganisationRow & { height: number }>`
+    WITH RECURSIVE chain AS (
+      SELECT o.*, 0 AS height FROM organisations o WHERE o.id = ${id}
+      UNION ALL
+      SELECT o.*, c.height + 1 FROM organisations o JOIN chain c ON o.id = c.parent_id WHERE c.height < 32
+    )
+    SELECT * FROM chain ORDER BY height DESC`.execute(db)
+  return rows
+}
+
+/** An organisation's chain, root first and the organisation last (its index is its depth in the tree); [] for an unknown one. */
+export async function findOrganisationChain(db: Kysely<Database>, id: string): Promise<ChainOrganisation[]> {
+  return (await chainRows(db, id)).map(chainOrganisationOf)
+}
+
+/** An organisation and its chain (root first, the organisation last) in one read; undefined for an unknown one. */
+export async function findOrganisationWithChain(
+  db: Kysely<Database>,
+  id: string,
+): Promise<{ organisation: Organisation; chain: ChainOrganisation[] } | undefined> {
+  const rows = await chainRows(db, id)
+  const own = rows.at(-1)
+  return own && { organisation: organisationFromRow(own), chain: rows.map(chainOrganisationOf) }
+}
+
+/** The profit-share settings a change may set; an absent field is left as it is. */
+export interface ProfitShareSettingsChange {
+  relativeProfitShare?: string
+  billing?: BillingJson | null
+  settlementModel?: SettlementModel | null
+}
+
+/** Changes an organisation's profit-share settings; undefined when not found. */
+export async function updateProfitShareSettings(
+  db: Kysely<Database>,
+  id: string,
+  change: ProfitShareSettingsChange,
+): Promise<Organisation | undefined> {
+  const row = await db
+    .updateTable('organisations')
+    .set({
+      ...(change.relativeProfitShare === undefined ? {} : { relative_profit_share: change.relativeProfitShare }),
+      ...(change.billing === undefined ? {} : { billing: change.billing === null ? null : JSON.stringify(change.billing) }),
+      ...(change.settlementModel === undefined ? {} : { settlement_model: change.settlementModel }),
+    })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst()
+  return row && organisationFromRow(row)
+}
+
+/**
+ * An organisation and all its descendants, inactive ones included (whatever their status, their allocations'
+ * profit shares were earned). Raw SQL: a recursive CTE.
+ */
+export async function findSubtreeIds(db: Kysely<Database>, rootId: string): Promise<string[]> {
+  const result = await sql<{ id: string }>`
+    WITH RECURSIVE subtree AS (
+      SELECT id, 0 AS depth FROM organisations WHERE id = ${rootId}
+      UNION ALL
+      SELECT o.id, s.depth + 1 FROM organisations o JOIN subtree s ON o.parent_id = s.id WHERE s.depth < 32
+    )
+    SELECT id FROM subtree`.execute(db)
+  return result.rows.map((r) => r.id)
 }

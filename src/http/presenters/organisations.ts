@@ -1,8 +1,9 @@
 // Organisation → wire (docs/api-contract.md, "Organisations").
-import type { Organisation } from '../../db/repositories/organisations.js'
+import { Decimal } from '../../domain/money.js'
+import type { OrganisationView } from '../../services/organisations.js'
 import type { OrganisationResponse } from '../schemas/organisations.js'
 
-export const presentOrganisation = (org: Organisation): OrganisationResponse => ({
+export const presentOrganisation = (org: OrganisationView): OrganisationResponse => ({
   organisationId: org.id,
   parentOrganisationId: org.parentId,
   organisationReference: org.organisationReference,
@@ -14,6 +15,11 @@ export const presentOrganisation = (org: Organisation): OrganisationResponse => 
   mcc: org.mcc,
   serviceFeePercentage: Number(org.serviceFeeRate),
   taxLiability: org.taxLiability,
+  relativeProfitShare: Number(org.relativeProfitShare),
+  // Exact, but a deep chain has more decimals than a JSON number holds: 10, like every rate on the wire.
+  proportionalProfitShare: new Decimal(org.proportionalProfitShare).toDecimalPlaces(10, Decimal.ROUND_HALF_UP).toNumber(),
+  billing: org.billing && { ...org.billing },
+  settlementModel: org.effectiveSettlementModel,
   status: { value: org.status, message: null },
   createdAt: org.createdAt.toISOString(),
   allowedOrigins: org.allowedOrigins && [...org.allowedOrigins],

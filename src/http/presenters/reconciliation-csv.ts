@@ -40,12 +40,12 @@ export function textCell(value: string | null | undefined): string {
 }
 
 /** A number cell: our own decimal strings ("-12.60"), written as they are. */
-const numberCell = (value: string): string => {
+export const numberCell = (value: string): string => {
   if (!/^-?\d+(\.\d+)?$/.test(value)) throw new Error(`not a decimal: ${value}`)
   return value
 }
 
-const row = (cells: readonly string[]): string => `${cells.join(',')}\r\n`
+export const row = (cells: readonly string[]): string => `${cells.join(',')}\r\n`
 
 export const csvHeader = (): string => row([...CSV_COLUMNS])
 
@@ -87,11 +87,21 @@ export function csvRows(record: ImpactRecord): string {
 }
 
 /** The whole CSV as chunks: the header, then the rows of each record, a few hundred records per chunk. */
-export async function* csvChunks(records: AsyncIterable<ImpactRecord>, recordsPerChunk = 200): AsyncGenerator<string> {
-  let chunk = csvHeader()
+export function csvChunks(records: AsyncIterable<ImpactRecord>, recordsPerChunk = 200): AsyncGenerator<string> {
+  return csvChunksOf(csvHeader(), records, csvRows, recordsPerChunk)
+}
+
+/** Any record CSV as chunks: `header`, then `rowsOf` each record, a few hundred records per chunk. */
+export async function* csvChunksOf<R>(
+  header: string,
+  records: AsyncIterable<R>,
+  rowsOf: (record: R) => string,
+  recordsPerChunk = 200,
+): AsyncGenerator<string> {
+  let chunk = header
   let n = 0
   for await (const record of records) {
-    chunk += csvRows(record)
+    chunk += rowsOf(record)
     if (++n % recordsPerChunk === 0) {
       yield chunk
       chunk = ''

@@ -1,6 +1,7 @@
 // Wire schemas of organisations (docs/api-contract.md, "Organisations").
 import { Type, type Static } from '@sinclair/typebox'
-import { AddressSchema, CurrencyCodeSchema, MccSchema, nullable, text, UuidSchema } from './common.js'
+import { AddressSchema, CountryCodeSchema, CurrencyCodeSchema, MccSchema, nullable, stringEnum, text, UuidSchema } from './common.js'
+import { SETTLEMENT_MODELS } from '../../domain/profit-share.js'
 
 const AllowedOriginsSchema = nullable(
   Type.Array(Type.String({ minLength: 1 }), {
@@ -10,6 +11,30 @@ const AllowedOriginsSchema = nullable(
       "duplicates dropped). null: inherit the nearest ancestor's list; []: no origin.",
     examples: [['https://www.blossombloom.co.uk']],
   }),
+)
+
+// The service checks the range and the decimals, so that a share out of range has its own code (INVALID_PROFIT_SHARE).
+const RelativeProfitShareSchema = Type.Number({
+  description:
+    "The share of the service fee this organisation receives from its direct parent, 0–1 with at most 6 decimals (0.6 = 60% of the parent's share); set by the parent's tree. Default 0.",
+  examples: [0.6],
+})
+
+const BillingSchema = nullable(
+  Type.Object(
+    {
+      currencyCode: { ...CurrencyCodeSchema, description: 'The currency its profit share is billed in (one Canopy can price)' },
+      email: Type.Optional(nullable(Type.String({ format: 'email', maxLength: 254 }))),
+      taxNumber: Type.Optional(nullable(Type.String({ maxLength: 50 }))),
+      companyRegistrationNumber: Type.Optional(nullable(Type.String({ maxLength: 50 }))),
+      countryCode: Type.Optional({
+        ...CountryCodeSchema,
+        description: 'Where the tax on its profit share is due (ISO 3166-1 alpha-3); default: its address country',
+      }),
+      state: Type.Optional(nullable(Type.String({ maxLength: 100, description: 'US state or Canadian province, for their tax' }))),
+    },
+    { additionalProperties: false },
+  ),
 )
 
 export const CreateOrganisationBodySchema = Type.Object(
@@ -23,13 +48,22 @@ export const CreateOrganisationBodySchema = Type.Object(
     website: Type.Optional(nullable(Type.String({ format: 'uri', maxLength: 500 }))),
     mcc: Type.Optional(nullable(MccSchema)),
     allowedOrigins: Type.Optional(AllowedOriginsSchema),
+    relativeProfitShare: Type.Optional(RelativeProfitShareSchema),
+    billing: Type.Optional(BillingSchema),
   },
   { additionalProperties: false },
 )
 
 export type CreateOrganisationBody = Static<typeof CreateOrganisationBodySchema>
 
-export const UpdateOrganisationBodySchema = Type.Object({ allowedOrigins: AllowedOriginsSchema }, { additionalProperties: false })
+export const UpdateOrganisationBodySchema = Type.Object(
+  {
+    allowedOrigins: Type.Optional(AllowedOriginsSchema),
+    relativeProfitShare: Type.Optional(RelativeProfitShareSchema),
+    billing: Type.Optional(BillingSchema),
+  },
+  { additionalProperties: false, minProperties: 1, errorMessage: { minProperties: 'must set at least one field' } },
+)
 
 export type UpdateOrganisationBody = Static<typeof UpdateOrganisationBodySchema>
 
@@ -54,6 +88,22 @@ export const OrganisationSchema = Type.Object(
     mcc: nullable(Type.String()),
     serviceFeePercentage: Type.Number({ description: 'Service fee as a proportion of the impact amount (0.2 = 20%)' }),
     taxLiability: Type.Union([Type.Literal('platform'), Type.Literal('organisation')]),
+    relativeProfitShare: Type.Number({ description: 'Its share of what its parent receives of the service fee (0–1)' }),
+    proportionalProfitShare: Type.Number({
+      description:
+        "Its share of the whole service fee, computed: its relativeProfitShare × its parent's proportionalProfitShare (a root's parent, the platform, has 1); rounded to 10 decimals",
+    }),
+    billing: nullable(
+      Type.Object({
+        currencyCode: Type.String(),
+        email: nullable(Type.String()),
+        taxNumber: nullable(Type.String()),
+        companyRegistrationNumber: nullable(Type.String()),
+        countryCode: Type.String(),
+        state: nullable(Type.String()),
+      }),
+    ),
+    settlementModel: stringEnum(SETTLEMENT_MODELS, "How its tree settles profit share (its root's, set by the operator; default gross)"),
     status: Type.Object({ value: Type.Union([Type.Literal('active'), Type.Literal('inactive')]), message: Type.Null() }),
     createdAt: Type.String({ format: 'date-time' }),
     allowedOrigins: {
