@@ -1,6 +1,6 @@
 // buildApp: the Fastify application (plugins, error handling, routes) over a given database. Never listens.
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import ajvErrors from 'ajv-errors'
 import ajvKeywords from 'ajv-keywords'
@@ -9,7 +9,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { DestinationStream } from 'pino'
 import { systemClock, type Clock } from './clock.js'
-import type { Config } from './config.js'
+import { trustProxySetting, type Config } from './config.js'
 import type { DatabaseHandle } from './db/connect.js'
 import { pendingReceiptStats } from './db/repositories/tax-receipts.js'
 import { pendingDeliveryStats } from './db/repositories/webhooks.js'
@@ -40,6 +40,7 @@ import { AddressPolicy } from './services/webhooks/address-policy.js'
 import { webhookClient } from './services/webhooks/http-client.js'
 import { WebhookWorker } from './services/webhooks/worker.js'
 import webhookEndpointRoutes from './routes/webhook-endpoints.js'
+import auditEventRoutes from './routes/audit-events.js'
 import { parseRetrySchedule } from './domain/webhooks.js'
 
 export interface BuildAppOptions {
@@ -81,7 +82,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const clock = options.clock ?? systemClock
   const now = () => clock().getTime()
   // The shared collaborators, built once; each route plugin gets the few its services use.
-  const access = new AccessResolver(db, config.AUTH_CACHE_TTL_MS, now)
+  // Set once the app (and its logger) exists.
+  let logBackgroundError = (_error: unknown): void => {}
+  const access = new AccessResolver(db, config.AUTH_CACHE_TTL_MS, now, (error) => logBackgroundError(error))
   const reference = new ReferenceDataCache(db, config.CATALOGUE_CACHE_TTL_MS, now)
   const quotes = new QuoteStore(db, config.QUOTE_CACHE_SIZE)
   const allocations = new AllocationStore(db)
@@ -91,8 +94,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const prometheus = options.metrics
   const metrics = prometheus ?? noMetrics
 
+  const trustProxy = trustProxySetting(config.TRUST_PROXY) ?? false
   const app = Fastify({
     logger: loggerOptions(config.LOG_LEVEL, options.logStream),
+    // The client address (request.ip) and scheme (request.protocol) through the proxies TRUST_PROXY names, only.
+    // A number of proxies: the address that many hops from the socket (Fastify's own reading of a number).
+    trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id']
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
@@ -116,11 +123,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // JSON only: anything else is 415, including text/plain, which Fastify would otherwise parse as a string.
+  logBackgroundError = (error) => app.log.warn({ err: error }, "could not record an api key's last use")
   app.removeContentTypeParser('text/plain')
   installJsonBodyParser(app)
   app.decorateRequest('bearerToken', undefined)
   app.decorateRequest('bearerTokenHash', undefined)
   app.decorateRequest('principal', undefined)
+  app.decorateRequest('hubSessionId', undefined)
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })
@@ -176,6 +185,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     mailer?.close()
     await quotes.drain()
     await allocations.drain()
+    await access.drain()
     await database.close()
   })
 
@@ -219,7 +229,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       },
     },
     transform: ({ schema, url }) => ({
-      schema,
+      // The Hub's copies of the API's routes (/hub/api/…) and its own are not the public API.
+      schema: url.startsWith('/hub') ? { ...schema, hide: true } : schema,
       url: DOCUMENTED_UNDER_V3.some((path) => url.startsWith(path)) ? `/v3${url}` : url,
     }),
   })
@@ -227,25 +238,40 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () => app.swagger())
 
   const quoteDeps = { access, reference, quotes, clock, metrics }
+  // The API's route plugins for API keys. Each is served here and again under /hub/api for Hub users, with the
+  // same schemas, services and permissions (src/routes/hub/index.ts): add a new API route plugin to this list.
+  const apiRoutes: ApiRoutePlugin[] = [
+    apiRoute(organisationRoutes, { deps: { db, access, reference, clock, sessionOrigins } }),
+    apiRoute(apiKeyRoutes, { deps: { db, access, clock } }),
+    apiRoute(quoteRoutes, { deps: quoteDeps, limits }),
+    apiRoute(allocationRoutes, { deps: { access, quotes, allocations, reference, clock, metrics, webhooks }, limits }),
+    apiRoute(webhookEndpointRoutes, {
+      deps: { db, access, clock, urls: { policy: addressPolicy, allowHttp: config.WEBHOOK_ALLOW_HTTP }, wake: wakeWebhooks },
+    }),
+    apiRoute(reconciliationRoutes, { deps: { db, access } }),
+    apiRoute(auditEventRoutes, { deps: { db, access } }),
+  ]
   await app.register(healthRoutes, { database, readinessTimeoutMs: config.READINESS_TIMEOUT_MS })
-  await app.register(organisationRoutes, { deps: { db, access, reference, clock, sessionOrigins } })
-  await app.register(apiKeyRoutes, { deps: { db, access, clock } })
-  await app.register(quoteRoutes, { deps: quoteDeps, limits })
+  for (const register of apiRoutes) await register(app)
   await app.register(sessionRoutes, {
     deps: { ...quoteDeps, db, sessionTtlSeconds: config.SESSION_TTL_SECONDS },
     limits,
     origins: sessionOrigins,
     disclosure: sdkDisclosure(config.OPERATOR_LEGAL_NAME, config.DISCLOSURE_PAYOUT_DAYS),
   })
-  await app.register(allocationRoutes, { deps: { access, quotes, allocations, reference, clock, metrics, webhooks }, limits })
-  await app.register(webhookEndpointRoutes, {
-    deps: { db, access, clock, urls: { policy: addressPolicy, allowHttp: config.WEBHOOK_ALLOW_HTTP }, wake: wakeWebhooks },
-  })
-  await app.register(reconciliationRoutes, { deps: { db, access } })
   await app.register(publicFileRoutes, { files: new PublicFiles(options.publicFiles) })
 
   return app
 }
+
+/** Registers one route plugin with its options on an app or a scope (the public API, or the Hub's /hub/api). */
+export type ApiRoutePlugin = (scope: FastifyInstance) => Promise<unknown>
+
+// Each plugin's own options type is checked at the call.
+const apiRoute =
+  <O extends object>(plugin: FastifyPluginAsync<O>, options: O): ApiRoutePlugin =>
+  async (scope) =>
+    scope.register(plugin, options)
 
 /**
  * Request durations by route pattern (never the raw URL: 404s are UNMATCHED_ROUTE), and the gauges read at

@@ -24,6 +24,10 @@ export type AppErrorCode =
   | 'WEBHOOK_ENDPOINT_DISABLED'
   | 'INVALID_DATE_RANGE'
   | 'INVALID_CURSOR'
+  | 'IP_NOT_ALLOWED'
+  | 'PERMISSION_DENIED'
+  | 'INVALID_IP_ALLOWLIST_ENTRY'
+  | 'OWN_ORGANISATION'
 
 export interface ErrorDetail {
   /** JSON pointer into the request, e.g. "/transaction/amount", or a header name such as "idempotency-key". */
@@ -32,6 +36,9 @@ export interface ErrorDetail {
 }
 
 export class AppError<Code extends string = AppErrorCode> extends Error {
+  /** Sent as Retry-After (seconds) with the error, when the caller should wait before trying again. */
+  retryAfterSeconds: number | undefined
+
   constructor(
     readonly code: Code,
     message: string,

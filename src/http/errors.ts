@@ -67,11 +67,20 @@ export const ERROR_CODES = {
     status: 400,
     when: "a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent; a webhook deliveries cursor is not a delivery of that endpoint",
   },
+  INVALID_IP_ALLOWLIST_ENTRY: {
+    status: 400,
+    when: 'an ipAllowlist entry is not an IP address, a CIDR block or a range of two addresses of one family (details names it)',
+  },
   UNAUTHORIZED: {
     status: 401,
-    when: 'the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason)',
+    when: 'the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason)',
   },
-  FORBIDDEN: { status: 403, when: "a body or query organisationId is outside the API key's organisation tree" },
+  FORBIDDEN: { status: 403, when: "a body or query organisationId is outside the caller's organisation tree" },
+  PERMISSION_DENIED: { status: 403, when: 'the Hub user\'s role does not allow this action (see the roles in "The Hub")' },
+  IP_NOT_ALLOWED: {
+    status: 403,
+    when: "the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key)",
+  },
   NOT_FOUND: {
     status: 404,
     when: "the route, or a resource of the key's tree, does not exist (another tree's resources are not found either)",
@@ -83,6 +92,10 @@ export const ERROR_CODES = {
   API_KEY_ALREADY_ROTATED: {
     status: 409,
     when: 'the API key to rotate was already rotated; rotate its replacement, or revoke it to end its grace period now',
+  },
+  OWN_ORGANISATION: {
+    status: 409,
+    when: 'an organisation was asked to deactivate or reactivate itself; only an organisation above it (or an operator) can',
   },
   WEBHOOK_ENDPOINT_DISABLED: {
     status: 409,
@@ -232,6 +245,8 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   if (status === 503) reply.header('retry-after', '1')
   // RFC 7235: a 401 names the scheme the client should use.
   if (status === 401) reply.header('www-authenticate', 'Bearer realm="canopy"')
+  // Throttled sign-ins say when to try again.
+  if (error instanceof AppError && error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds))
   return reply.code(status).type('application/json; charset=utf-8').send(body)
 }
 

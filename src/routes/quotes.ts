@@ -34,6 +34,7 @@ const quoteRoutes: FastifyPluginAsyncTypebox<{ deps: QuoteDeps; limits: AmountLi
   app.post(
     '/quotes/carbon',
     {
+      config: { permission: 'transactions:write' },
       schema: {
         ...common,
         summary: 'Create a carbon quote',
@@ -53,6 +54,7 @@ const quoteRoutes: FastifyPluginAsyncTypebox<{ deps: QuoteDeps; limits: AmountLi
   app.post(
     '/quotes/nature',
     {
+      config: { permission: 'transactions:write' },
       schema: {
         ...common,
         summary: 'Create a nature quote',
@@ -71,6 +73,7 @@ const quoteRoutes: FastifyPluginAsyncTypebox<{ deps: QuoteDeps; limits: AmountLi
   app.get(
     '/quotes/:id',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: 'Get a quote, exactly as it was created',
@@ -87,6 +90,7 @@ const quoteRoutes: FastifyPluginAsyncTypebox<{ deps: QuoteDeps; limits: AmountLi
   app.get(
     '/quotes/:id/projects',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: 'List the projects priced in a quote',

@@ -20,6 +20,7 @@ const reconciliationRoutes: FastifyPluginAsyncTypebox<{ deps: ReconciliationDeps
   app.get(
     '/funds/allocations/impact',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: "List the impact records of the key's tree (allocations and reversals)",
@@ -44,6 +45,7 @@ const reconciliationRoutes: FastifyPluginAsyncTypebox<{ deps: ReconciliationDeps
   app.get(
     '/funds/allocations/impact/export',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: 'Export the impact records of a window as CSV',
@@ -70,6 +72,7 @@ const reconciliationRoutes: FastifyPluginAsyncTypebox<{ deps: ReconciliationDeps
   app.get(
     '/funds/allocations/:id/impact',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: 'Get one impact record, by allocation id or reversal id',

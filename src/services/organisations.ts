@@ -5,17 +5,24 @@ import type { AddressJson, Database } from '../db/database.js'
 import {
   findEffectiveAllowedOrigins,
   findOrganisationById,
+  findSubtreeOrganisations,
   insertOrganisation,
   updateAllowedOrigins,
+  updateOrganisationSettings,
+  updateOrganisationStatus,
   type Organisation,
+  type OrganisationSettingsChange,
   type TaxLiability,
 } from '../db/repositories/organisations.js'
+import { changedFields } from '../domain/audit.js'
+import { normaliseIpAllowlist, type IpAllowlist } from '../domain/ip-allowlist.js'
 import { isKnownCountry } from '../domain/countries.js'
 import { DomainError } from '../domain/errors.js'
 import { isPricedCurrency } from '../domain/fx.js'
 import type { FxTable } from '../domain/types.js'
 import { AppError, notFound } from '../errors.js'
-import type { AccessResolver, Principal } from './access.js'
+import { principalMay, type AccessResolver, type Principal } from './access.js'
+import { recordAudit } from './audit.js'
 import { createApiKey, type KeyMode } from './api-keys.js'
 import { loadFxInUse } from './fx.js'
 import type { ReferenceDataCache } from './reference-data.js'
@@ -34,6 +41,15 @@ export interface OrganisationDeps {
   readonly sessionOrigins: Pick<SessionOrigins, 'forget'>
 }
 
+/** The normalised list, or INVALID_IP_ALLOWLIST_ENTRY naming every bad entry. */
+export function normaliseIpAllowlistInput(input: IpAllowlist, path = '/ipAllowlist'): IpAllowlist {
+  const result = normaliseIpAllowlist(input)
+  if ('allowlist' in result) return result.allowlist
+  const details = result.errors.map((e) => ({ path: `${path}/entries/${e.index}`, message: e.message }))
+  const first = details[0]
+  throw new AppError('INVALID_IP_ALLOWLIST_ENTRY', `${first?.path.slice(1).replaceAll('/', '.')} ${first?.message}`, details)
+}
+
 export interface OrganisationInput {
   parentId: string | null
   tradingName: string
@@ -48,6 +64,8 @@ export interface OrganisationInput {
   taxLiability?: TaxLiability | undefined
   /** Web origins allowed to read the organisation's sessions in a browser; null or absent = inherit. */
   allowedOrigins?: readonly string[] | null | undefined
+  /** Addresses its API keys may call from; null or absent = inherit. */
+  ipAllowlist?: IpAllowlist | null | undefined
 }
 
 export const MAX_ALLOWED_ORIGINS = 20
@@ -132,6 +150,8 @@ const newOrganisation = (input: OrganisationInput, now: Date): Organisation => (
   status: 'active',
   createdAt: now,
   allowedOrigins: input.allowedOrigins == null ? null : normaliseAllowedOrigins(input.allowedOrigins),
+  ipAllowlist: input.ipAllowlist == null ? null : normaliseIpAllowlistInput(input.ipAllowlist),
+  requireTotp: false,
 })
 
 /** Operator path (CLI, demo bootstrap): an organisation, optionally under a parent, with its first API key. */
@@ -163,12 +183,37 @@ export async function createChildOrganisation(
   validate(input, (await deps.reference.fxInUse()).table)
   const parent = await findOrganisationById(deps.db, input.parentId)
   if (!parent) throw notFound('parent organisation')
-  const organisation = await insertOrganisation(
-    deps.db,
-    newOrganisation({ ...input, serviceFeeRate: parent.serviceFeeRate, taxLiability: parent.taxLiability }, deps.clock()),
-  )
+  const now = deps.clock()
+  const organisation = await deps.db.transaction().execute(async (trx) => {
+    const created = await insertOrganisation(
+      trx,
+      newOrganisation({ ...input, serviceFeeRate: parent.serviceFeeRate, taxLiability: parent.taxLiability }, now),
+    )
+    const { tradingName, legalName, parentId, currencyCode, allowedOrigins, ipAllowlist } = created
+    await recordAudit(
+      trx,
+      principal,
+      [
+        {
+          type: 'organisation.created',
+          organisationId: created.id,
+          changes: { tradingName, legalName, parentId, currencyCode, allowedOrigins, ipAllowlist },
+        },
+      ],
+      now,
+    )
+    return created
+  })
   deps.access.forgetSubtrees()
   return organisation
+}
+
+/** The caller's organisation and all its descendants, deactivated ones included, parents before children. */
+export async function listOrganisationTree(
+  deps: Pick<OrganisationDeps, 'db'>,
+  principal: Principal,
+): Promise<(Organisation & { depth: number })[]> {
+  return findSubtreeOrganisations(deps.db, principal.organisationId)
 }
 
 export async function getOrganisation(
@@ -200,20 +245,93 @@ export async function setAllowedOrigins(
   return { organisation, effectiveAllowedOrigins: await findEffectiveAllowedOrigins(db, { organisationId: organisation.id }) }
 }
 
+export interface OrganisationUpdate {
+  allowedOrigins?: readonly string[] | null | undefined
+  ipAllowlist?: IpAllowlist | null | undefined
+  requireSecondFactor?: boolean | undefined
+}
+
 /**
- * API path: PATCH of an organisation of the caller's tree. Only allowedOrigins can change here: pricing settings
- * are an operator's, and the identity fields (names, address, MCC) are fixed once created.
+ * API path: PATCH of an organisation of the caller's tree: its allowed origins, its IP allowlist and (an admin's or
+ * an API key's) whether its Hub users must use a second factor. Pricing settings are an operator's, and the
+ * identity fields (names, address, MCC) are fixed once created. Audited with what changed.
  */
 export async function updateOrganisation(
   deps: OrganisationDeps,
   principal: Principal,
   id: string,
-  input: { allowedOrigins: readonly string[] | null },
+  input: OrganisationUpdate,
 ): Promise<Organisation> {
   if (!(await deps.access.canSee(principal, id))) throw notFound('organisation')
-  const origins = input.allowedOrigins === null ? null : normaliseAllowedOrigins(input.allowedOrigins)
-  const organisation = await updateAllowedOrigins(deps.db, id, origins)
-  if (!organisation) throw notFound('organisation')
+  if (input.requireSecondFactor !== undefined && !principalMay(principal, 'organisations:manage')) {
+    throw new AppError('PERMISSION_DENIED', 'only an admin may require a second factor', [
+      { path: '/requireSecondFactor', message: 'needs the admin role' },
+    ])
+  }
+  const change: OrganisationSettingsChange = {
+    ...(input.allowedOrigins === undefined
+      ? {}
+      : { allowedOrigins: input.allowedOrigins === null ? null : normaliseAllowedOrigins(input.allowedOrigins) }),
+    ...(input.ipAllowlist === undefined
+      ? {}
+      : { ipAllowlist: input.ipAllowlist === null ? null : normaliseIpAllowlistInput(input.ipAllowlist) }),
+    ...(input.requireSecondFactor === undefined ? {} : { requireTotp: input.requireSecondFactor }),
+  }
+  const now = deps.clock()
+  const organisation = await deps.db.transaction().execute(async (trx) => {
+    const before = await findOrganisationById(trx, id)
+    const after = before && (await updateOrganisationSettings(trx, id, change))
+    if (!before || !after) throw notFound('organisation')
+    const changes = changedFields(before, after, ['allowedOrigins', 'ipAllowlist', 'requireTotp'])
+    if (Object.keys(changes).length > 0)
+      await recordAudit(trx, principal, [{ type: 'organisation.updated', organisationId: id, changes }], now)
+    return after
+  })
   deps.sessionOrigins.forget()
+  deps.access.forgetIpAllowlists()
+  return organisation
+}
+
+/**
+ * Deactivates or reactivates a descendant of the caller's organisation (never its own: OWN_ORGANISATION). A
+ * deactivated organisation's subtree stops at once in this process (its keys, its users' sessions), in others within
+ * AUTH_CACHE_TTL_MS; reactivating brings it back as it was. Asking for the status it already has changes nothing.
+ */
+export async function setOrganisationActive(
+  deps: Pick<OrganisationDeps, 'db' | 'access' | 'clock'>,
+  principal: Principal,
+  id: string,
+  active: boolean,
+): Promise<Organisation> {
+  if (id === principal.organisationId) {
+    throw new AppError('OWN_ORGANISATION', `an organisation cannot ${active ? 'reactivate' : 'deactivate'} itself`, [
+      { path: '/id', message: "is the caller's own organisation" },
+    ])
+  }
+  if (!(await deps.access.canManage(principal, id))) throw notFound('organisation')
+  const status = active ? 'active' : 'inactive'
+  const now = deps.clock()
+  const organisation = await deps.db.transaction().execute(async (trx) => {
+    const before = await findOrganisationById(trx, id)
+    if (!before) throw notFound('organisation')
+    if (before.status === status) return before
+    const after = await updateOrganisationStatus(trx, id, status)
+    if (!after) throw notFound('organisation')
+    await recordAudit(
+      trx,
+      principal,
+      [
+        {
+          type: active ? 'organisation.reactivated' : 'organisation.deactivated',
+          organisationId: id,
+          changes: { status: { from: before.status, to: status } },
+        },
+      ],
+      now,
+    )
+    return after
+  })
+  deps.access.forgetSubtrees()
+  deps.access.forgetKeys()
   return organisation
 }

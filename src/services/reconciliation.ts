@@ -13,7 +13,7 @@ import {
 } from '../db/repositories/impact-records.js'
 import { buildImpactRecord, reversalImpactRecord, type ImpactRecord } from '../domain/impact-record.js'
 import { AppError, notFound } from '../errors.js'
-import type { AccessResolver, Principal } from './access.js'
+import { operatorPrincipal, type AccessResolver, type Principal } from './access.js'
 
 export interface ReconciliationDeps {
   readonly db: Kysely<Database>
@@ -170,7 +170,7 @@ export async function exportImpactRecordsAsOperator(
   windowOf(query)
   if (query.organisationId !== undefined && !(await findOrganisationById(deps.db, query.organisationId))) throw notFound('organisation')
   const roots = query.organisationId !== undefined ? [query.organisationId] : await findRootOrganisationIds(deps.db)
-  const operatorOf = (organisationId: string): Principal => ({ keyId: 'operator', organisationId, mode: 'live' })
+  const operatorOf = (organisationId: string): Principal => operatorPrincipal(organisationId)
   const window = { dateTimeFrom: query.dateTimeFrom, dateTimeTo: query.dateTimeTo }
   async function* records(): AsyncGenerator<ImpactRecord> {
     for (const root of roots) yield* await exportImpactRecords(deps, operatorOf(root), window)
