@@ -9,7 +9,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { DestinationStream } from 'pino'
 import { systemClock, type Clock } from './clock.js'
-import { trustProxySetting, type Config } from './config.js'
+import { publicBaseUrl, trustProxySetting, type Config } from './config.js'
 import type { DatabaseHandle } from './db/connect.js'
 import { pendingReceiptStats } from './db/repositories/tax-receipts.js'
 import { pendingDeliveryStats } from './db/repositories/webhooks.js'
@@ -41,6 +41,12 @@ import { webhookClient } from './services/webhooks/http-client.js'
 import { WebhookWorker } from './services/webhooks/worker.js'
 import webhookEndpointRoutes from './routes/webhook-endpoints.js'
 import auditEventRoutes from './routes/audit-events.js'
+import hubApiRoutes, { type ApiRoutePlugin, type HubRoute } from './routes/hub/api.js'
+import hubPageRoutes from './routes/hub/pages.js'
+import { HubAssets } from './services/hub-assets.js'
+import { HubEmailSender } from './services/hub/emails.js'
+import { databaseFailureStore, redisFailureStore, SignInThrottle, withFallback } from './services/hub/throttle.js'
+import { Redis } from 'ioredis'
 import { parseRetrySchedule } from './domain/webhooks.js'
 
 export interface BuildAppOptions {
@@ -56,6 +62,8 @@ export interface BuildAppOptions {
   publicFiles?: PublicFileDirs
   /** Jitter of webhook retries (tests fix it); Math.random by default. */
   random?: () => number
+  /** Where the Hub's built browser code is read from; dist/hub by default. */
+  hubAssets?: HubAssets
 }
 
 declare module 'fastify' {
@@ -74,7 +82,7 @@ export const withoutVersionPrefix = (url: string): string =>
   url === '/v3' || url.startsWith('/v3/') || url.startsWith('/v3?') ? url.slice(3) || '/' : url
 
 /** The spec writes these paths with /v3; OpenAPI lists every route once, in the spec's form. */
-const DOCUMENTED_UNDER_V3 = ['/organisations', '/post-purchase/', '/checkout/', '/api-keys', '/webhook-endpoints']
+const DOCUMENTED_UNDER_V3 = ['/organisations', '/post-purchase/', '/checkout/', '/api-keys', '/webhook-endpoints', '/audit-events']
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const { config, database } = options
@@ -130,6 +138,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.decorateRequest('bearerTokenHash', undefined)
   app.decorateRequest('principal', undefined)
   app.decorateRequest('hubSessionId', undefined)
+  app.decorateRequest('hub', undefined)
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })
@@ -140,6 +149,31 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const receipts = mailer
     ? new TaxReceiptSender(db, mailer.send, { pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS, now: clock, log: app.log })
     : undefined
+  const hubEmails = mailer
+    ? new HubEmailSender(db, mailer.send, {
+        from: config.HUB_EMAIL_FROM,
+        pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
+        now: clock,
+        log: app.log,
+      })
+    : undefined
+  // Failed Hub sign-ins are counted in Redis when there is one (every process shares the count), else in the database.
+  const throttleRedis = config.REDIS_URL
+    ? new Redis(config.REDIS_URL, {
+        connectionName: 'canopy-sign-in',
+        connectTimeout: 1_000,
+        commandTimeout: 250,
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        lazyConnect: false,
+      })
+    : undefined
+  throttleRedis?.on('error', () => {})
+  const failures = throttleRedis
+    ? withFallback(redisFailureStore(throttleRedis), databaseFailureStore(db), (error) =>
+        app.log.warn({ err: error }, 'sign-in throttle: Redis failed, counting in the database'),
+      )
+    : databaseFailureStore(db)
   const rateLimits = rateLimitSetup({
     perMinute: config.RATE_LIMIT_PER_MINUTE,
     redisUrl: config.REDIS_URL,
@@ -173,12 +207,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     }
     if (config.WEBHOOK_WORKER) webhooks.start()
     receipts?.start()
+    hubEmails?.start()
     await rateLimits.ready()
     await warnIfRatesAreOld(app, reference, clock(), config.FX_MAX_AGE_DAYS)
   })
   app.addHook('onClose', async () => {
     await rateLimits.close()
     await receipts?.stop()
+    await hubEmails?.stop()
+    throttleRedis?.disconnect()
     // In-flight deliveries finish (each within the client's 15 s); nothing new is claimed.
     await webhooks.stop()
     await webhookHttp.close()
@@ -259,13 +296,29 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     origins: sessionOrigins,
     disclosure: sdkDisclosure(config.OPERATOR_LEGAL_NAME, config.DISCLOSURE_PAYOUT_DAYS),
   })
+  // The Hub: its pages, and its API with the same route plugins behind a cookie session (src/routes/hub/api.ts).
+  const baseUrl = publicBaseUrl(config)
+  const hubRoutes: HubRoute[] = []
+  app.decorate('hubRoutes', hubRoutes)
+  await app.register(hubPageRoutes, { assets: options.hubAssets ?? new HubAssets() })
+  await app.register(hubApiRoutes, {
+    prefix: '/hub/api',
+    signIn: {
+      db,
+      clock,
+      throttle: new SignInThrottle(failures),
+      idleTimeoutMs: config.HUB_SESSION_IDLE_MINUTES * 60_000,
+      absoluteTimeoutMs: config.HUB_SESSION_ABSOLUTE_HOURS * 3_600_000,
+    },
+    users: { db, access, clock, publicBaseUrl: baseUrl, emailInvitations: mailer !== undefined },
+    publicOrigin: new URL(baseUrl).origin,
+    apiRoutes,
+    routes: hubRoutes,
+  })
   await app.register(publicFileRoutes, { files: new PublicFiles(options.publicFiles) })
 
   return app
 }
-
-/** Registers one route plugin with its options on an app or a scope (the public API, or the Hub's /hub/api). */
-export type ApiRoutePlugin = (scope: FastifyInstance) => Promise<unknown>
 
 // Each plugin's own options type is checked at the call.
 const apiRoute =

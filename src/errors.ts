@@ -26,8 +26,19 @@ export type AppErrorCode =
   | 'INVALID_CURSOR'
   | 'IP_NOT_ALLOWED'
   | 'PERMISSION_DENIED'
+  | 'CSRF_REFUSED'
   | 'INVALID_IP_ALLOWLIST_ENTRY'
   | 'OWN_ORGANISATION'
+  | 'INVALID_CREDENTIALS'
+  | 'SIGN_IN_THROTTLED'
+  | 'INVALID_SECOND_FACTOR'
+  | 'SECOND_FACTOR_ENROLMENT_REQUIRED'
+  | 'SECOND_FACTOR_ALREADY_ENABLED'
+  | 'SECOND_FACTOR_REQUIRED_BY_ORGANISATION'
+  | 'WEAK_PASSWORD'
+  | 'INVALID_PASSWORD_LINK'
+  | 'EMAIL_IN_USE'
+  | 'LAST_ADMIN'
 
 export interface ErrorDetail {
   /** JSON pointer into the request, e.g. "/transaction/amount", or a header name such as "idempotency-key". */

@@ -5,7 +5,7 @@ import { hostname } from 'node:os'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { allowDemoOrigins, bootstrapDemo, demoCredentialsPath, hasDemoCredentials } from './bootstrap/demo.js'
-import { ConfigError, loadConfig, loadDotEnvFile } from './config.js'
+import { ConfigError, loadConfig, loadDotEnvFile, publicBaseUrl } from './config.js'
 import {
   DatabaseUnreachableError,
   DataDirLockedError,
@@ -106,7 +106,8 @@ async function main(): Promise<void> {
   let app
   try {
     await prepareSchema(database.db, embedded || config.MIGRATE_ON_START)
-    const demo = embedded && config.DEMO_BOOTSTRAP ? await bootstrapDemo(database.db, config.DATA_DIR, new Date()) : undefined
+    const demo =
+      embedded && config.DEMO_BOOTSTRAP ? await bootstrapDemo(database.db, config.DATA_DIR, new Date(), publicBaseUrl(config)) : undefined
     const demoOrigins =
       embedded && config.DEMO_BOOTSTRAP && config.DEMO_ALLOWED_ORIGINS
         ? await allowDemoOrigins(database.db, config.DATA_DIR, config.DEMO_ALLOWED_ORIGINS, new Date())
@@ -121,6 +122,13 @@ async function main(): Promise<void> {
           `  organisationId: ${demo.organisationId}`,
           `  apiKey:         ${demo.apiKey}`,
           '',
+          ...(demo.hubAdmin
+            ? [
+                `The Hub: ${publicBaseUrl(config)}/hub — sign in as ${demo.hubAdmin.email} after setting its password with`,
+                `this one-time link (valid 24 h, shown once): ${demo.hubAdmin.setPasswordUrl}`,
+                '',
+              ]
+            : []),
         ].join('\n'),
       )
     } else if (embedded && hasDemoCredentials(config.DATA_DIR)) {

@@ -7,10 +7,13 @@ import { countOrganisations } from '../db/repositories/organisations.js'
 import { demoCatalogue, importCatalogue } from '../services/catalogue.js'
 import { findOrganisationById } from '../db/repositories/organisations.js'
 import { createOrganisationWithKey, setAllowedOrigins } from '../services/organisations.js'
+import { createUserAsOperator } from '../services/hub/users.js'
 
 export interface DemoCredentials {
   organisationId: string
   apiKey: string
+  /** The demo organisation's Hub admin, and the one-time link to set its password (24 h; not saved to the file). */
+  hubAdmin?: { email: string; setPasswordUrl: string }
   createdAt: string
   note: string
 }
@@ -21,7 +24,14 @@ export const demoCredentialsPath = (dataDir: string): string => join(dataDir, 'd
  * Creates the demo organisation and loads the illustrative demo catalogue when the database has no
  * organisation yet; returns the credentials when it did.
  */
-export async function bootstrapDemo(db: Kysely<Database>, dataDir: string, now: Date): Promise<DemoCredentials | undefined> {
+export const DEMO_ADMIN_EMAIL = 'admin@demo.canopy.invalid'
+
+export async function bootstrapDemo(
+  db: Kysely<Database>,
+  dataDir: string,
+  now: Date,
+  publicBaseUrl = 'http://127.0.0.1:3000',
+): Promise<DemoCredentials | undefined> {
   if ((await countOrganisations(db)) > 0) return undefined
   await importCatalogue(db, demoCatalogue(), now)
   const { organisation, apiKey } = await createOrganisationWithKey(
@@ -45,8 +55,16 @@ export async function bootstrapDemo(db: Kysely<Database>, dataDir: string, now: 
     note: 'Demo organisation of the embedded database (MCC 5992, GBR, GBP). Keep this file private.',
   }
   mkdirSync(dataDir, { recursive: true })
-  writeFileSync(demoCredentialsPath(dataDir), `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 })
-  return credentials
+  writeFileSync(demoCredentialsPath(dataDir), `${JSON.stringify({ ...credentials, hubAdminEmail: DEMO_ADMIN_EMAIL }, null, 2)}\n`, {
+    mode: 0o600,
+  })
+  // The Hub's demo admin: the set-password link is printed once and never stored in clear.
+  const admin = await createUserAsOperator(
+    db,
+    { organisationId: organisation.id, email: DEMO_ADMIN_EMAIL, role: 'admin' },
+    { now, publicBaseUrl },
+  )
+  return { ...credentials, hubAdmin: { email: admin.user.email, setPasswordUrl: admin.setPasswordUrl } }
 }
 
 export const hasDemoCredentials = (dataDir: string): boolean => existsSync(demoCredentialsPath(dataDir))

@@ -7,6 +7,8 @@ import type { Database, TaxReceiptPayload } from '../db/database.js'
 import { claimDueReceipts, markReceiptFailedAttempt, markReceiptSent } from '../db/repositories/tax-receipts.js'
 
 export interface ReceiptMessage {
+  /** Overrides the sender's From address (Hub e-mails have their own). */
+  from?: string
   to: string
   subject: string
   text: string
