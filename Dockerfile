@@ -10,6 +10,7 @@ COPY src ./src
 COPY migrations ./migrations
 COPY scripts ./scripts
 COPY sdk ./sdk
+COPY hub ./hub
 RUN npm run build
 
 FROM node:24.11.1-bookworm-slim AS runtime
