@@ -61,7 +61,7 @@ export const ERROR_CODES = {
   },
   INVALID_DATE_RANGE: {
     status: 400,
-    when: 'a reconciliation window has dateTimeFrom at or after dateTimeTo, or is longer than 366 days',
+    when: 'a reconciliation window (or an audit-log filter) has dateTimeFrom at or after dateTimeTo, or a reconciliation window is longer than 366 days',
   },
   INVALID_CURSOR: {
     status: 400,

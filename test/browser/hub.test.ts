@@ -24,7 +24,8 @@ import { describeInBrowser, launchChromium } from './harness.js'
 
 const LONG = 180_000
 const WCAG_22_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']
-const SHOTS = join(repoRoot, 'docs', 'hub')
+// UPDATE_SCREENSHOTS=1 rewrites docs/hub/*.png; otherwise they go to a temporary folder.
+const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(repoRoot, 'docs', 'hub') : mkdtempSync(join(tmpdir(), 'canopy-hub-shots-'))
 const PASSWORD = 'moss lantern quietly 2026'
 const ADMIN = 'ada.admin@blossom.example'
 
