@@ -104,9 +104,10 @@ async function main(): Promise<void> {
   const metrics = config.METRICS_PORT > 0 ? new PrometheusMetrics() : undefined
   let scrapes: ScrapeListener | undefined
   let app
+  let demo: Awaited<ReturnType<typeof bootstrapDemo>>
   try {
     await prepareSchema(database.db, embedded || config.MIGRATE_ON_START)
-    const demo =
+    demo =
       embedded && config.DEMO_BOOTSTRAP ? await bootstrapDemo(database.db, config.DATA_DIR, new Date(), publicBaseUrl(config)) : undefined
     const demoOrigins =
       embedded && config.DEMO_BOOTSTRAP && config.DEMO_ALLOWED_ORIGINS
@@ -122,13 +123,6 @@ async function main(): Promise<void> {
           `  organisationId: ${demo.organisationId}`,
           `  apiKey:         ${demo.apiKey}`,
           '',
-          ...(demo.hubAdmin
-            ? [
-                `The Hub: ${publicBaseUrl(config)}/hub — sign in as ${demo.hubAdmin.email} after setting its password with`,
-                `this one-time link (valid 24 h, shown once): ${demo.hubAdmin.setPasswordUrl}`,
-                '',
-              ]
-            : []),
         ].join('\n'),
       )
     } else if (embedded && hasDemoCredentials(config.DATA_DIR)) {
@@ -159,7 +153,19 @@ async function main(): Promise<void> {
     }
     server.log.info(`metrics listening at ${scrapes.url}`)
   }
-  await server.listen({ port: config.PORT, host: config.HOST })
+  const address = await server.listen({ port: config.PORT, host: config.HOST })
+  if (demo?.hubAdmin) {
+    // After listen, so that the link names the real port (PORT=0 picks one); PUBLIC_BASE_URL wins when set.
+    const base = config.PUBLIC_BASE_URL ? publicBaseUrl(config) : address.replace('localhost', '127.0.0.1')
+    const link = demo.hubAdmin.setPasswordUrl.replace(/^https?:\/\/[^/]+/, base)
+    console.log(
+      [
+        `The Hub: ${base}/hub — set the password of its demo admin (${demo.hubAdmin.email}) with this one-time link`,
+        `(valid 24 h, shown once), then sign in: ${link}`,
+        '',
+      ].join('\n'),
+    )
+  }
   server.log.info({ backend: database.backend }, 'canopy is ready')
 }
 
