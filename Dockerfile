@@ -13,6 +13,7 @@ COPY migrations ./migrations
 COPY scripts ./scripts
 COPY sdk ./sdk
 COPY clients/node ./clients/node
+COPY hub ./hub
 RUN npm run build
 
 FROM node:24.11.1-bookworm-slim AS runtime

@@ -93,7 +93,27 @@ export default tseslint.config(
     },
   },
   {
-    files: ['sdk/*.mjs', 'scripts/*.mjs', 'clients/node/scripts/*.mjs', 'clients/node/examples/*.mjs'],
+    // The Hub's pages render through Preact (text, never markup) under a CSP without 'unsafe-inline'.
+    files: ['hub/src/**/*.{ts,tsx}'],
+    rules: {
+      'no-eval': 'error',
+      'no-implied-eval': 'error',
+      'no-new-func': 'error',
+      'no-restricted-properties': [
+        'error',
+        { property: 'innerHTML', message: 'Nothing is parsed as HTML in the Hub.' },
+        { property: 'outerHTML', message: 'Nothing is parsed as HTML in the Hub.' },
+        { property: 'insertAdjacentHTML', message: 'Nothing is parsed as HTML in the Hub.' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "JSXAttribute[name.name='dangerouslySetInnerHTML']", message: 'Nothing is parsed as HTML in the Hub.' },
+        { selector: "JSXAttribute[name.name='style']", message: 'No inline styles (CSP style-src): use hub/src/styles.css.' },
+      ],
+    },
+  },
+  {
+    files: ['sdk/*.mjs', 'scripts/*.mjs', 'hub/*.mjs', 'clients/node/scripts/*.mjs', 'clients/node/examples/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly' } },
   },
   {

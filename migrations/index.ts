@@ -13,6 +13,9 @@ import * as m001100 from './2026_11_23_001100_lean_quotes_and_sessions.js'
 import * as m001200 from './2026_11_23_001200_reconciliation.js'
 import * as m001300 from './2026_11_23_001300_webhooks.js'
 import * as m001400 from './2026_11_23_001400_impact_partner_records.js'
+import * as m001500 from './2026_11_24_001500_audit_events.js'
+import * as m001510 from './2026_11_24_001510_organisation_access_settings.js'
+import * as m001520 from './2026_11_24_001520_hub_users_and_sessions.js'
 import * as m001600 from './2026_11_24_001600_profit_share.js'
 import * as m001700 from './2026_11_24_001700_allocation_rollups.js'
 
@@ -29,6 +32,9 @@ export const migrations: Record<string, Migration> = {
   '2026_11_23_001200_reconciliation': m001200,
   '2026_11_23_001300_webhooks': m001300,
   '2026_11_23_001400_impact_partner_records': m001400,
+  '2026_11_24_001500_audit_events': m001500,
+  '2026_11_24_001510_organisation_access_settings': m001510,
+  '2026_11_24_001520_hub_users_and_sessions': m001520,
   '2026_11_24_001600_profit_share': m001600,
   '2026_11_24_001700_allocation_rollups': m001700,
 }

@@ -1,6 +1,6 @@
 // buildApp: the Fastify application (plugins, error handling, routes) over a given database. Never listens.
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import ajvErrors from 'ajv-errors'
 import ajvKeywords from 'ajv-keywords'
@@ -9,7 +9,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { DestinationStream } from 'pino'
 import { systemClock, type Clock } from './clock.js'
-import { summaryRollupDelayMs, type Config } from './config.js'
+import { publicBaseUrl, summaryRollupDelayMs, trustProxySetting, type Config } from './config.js'
 import type { DatabaseHandle } from './db/connect.js'
 import { pendingReceiptStats } from './db/repositories/tax-receipts.js'
 import { pendingDeliveryStats } from './db/repositories/webhooks.js'
@@ -47,6 +47,13 @@ import webhookEndpointRoutes from './routes/webhook-endpoints.js'
 import summaryRoutes from './routes/summary.js'
 import { RollupWorker } from './services/summary-rollups.js'
 import { findRolledUntil } from './db/repositories/allocation-rollups.js'
+import auditEventRoutes from './routes/audit-events.js'
+import hubApiRoutes, { type ApiRoutePlugin, type HubRoute } from './routes/hub/api.js'
+import hubPageRoutes from './routes/hub/pages.js'
+import { HubAssets } from './services/hub-assets.js'
+import { HubEmailSender } from './services/hub/emails.js'
+import { databaseFailureStore, redisFailureStore, SignInThrottle, withFallback } from './services/hub/throttle.js'
+import { Redis } from 'ioredis'
 import { parseRetrySchedule } from './domain/webhooks.js'
 
 export interface BuildAppOptions {
@@ -62,6 +69,8 @@ export interface BuildAppOptions {
   publicFiles?: PublicFileDirs
   /** Jitter of webhook retries (tests fix it); Math.random by default. */
   random?: () => number
+  /** Where the Hub's built browser code is read from; dist/hub by default. */
+  hubAssets?: HubAssets
 }
 
 declare module 'fastify' {
@@ -88,6 +97,7 @@ const DOCUMENTED_UNDER_V3 = [
   '/checkout/',
   '/api-keys',
   '/webhook-endpoints',
+  '/audit-events',
   '/statements',
   '/impact-partners',
 ]
@@ -99,7 +109,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const clock = options.clock ?? systemClock
   const now = () => clock().getTime()
   // The shared collaborators, built once; each route plugin gets the few its services use.
-  const access = new AccessResolver(db, config.AUTH_CACHE_TTL_MS, now)
+  // Set once the app (and its logger) exists.
+  let logBackgroundError = (_error: unknown): void => {}
+  const access = new AccessResolver(db, config.AUTH_CACHE_TTL_MS, now, (error) => logBackgroundError(error))
   const reference = new ReferenceDataCache(db, config.CATALOGUE_CACHE_TTL_MS, now)
   const quotes = new QuoteStore(db, config.QUOTE_CACHE_SIZE)
   const allocations = new AllocationStore(db)
@@ -109,8 +121,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const prometheus = options.metrics
   const metrics = prometheus ?? noMetrics
 
+  const trustProxy = trustProxySetting(config.TRUST_PROXY) ?? false
   const app = Fastify({
     logger: loggerOptions(config.LOG_LEVEL, options.logStream),
+    // The client address (request.ip) and scheme (request.protocol) through the proxies TRUST_PROXY names, only.
+    // A number of proxies: the address that many hops from the socket (Fastify's own reading of a number).
+    trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id']
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
@@ -134,11 +150,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // JSON only: anything else is 415, including text/plain, which Fastify would otherwise parse as a string.
+  logBackgroundError = (error) => app.log.warn({ err: error }, "could not record an api key's last use")
   app.removeContentTypeParser('text/plain')
   installJsonBodyParser(app)
   app.decorateRequest('bearerToken', undefined)
   app.decorateRequest('bearerTokenHash', undefined)
   app.decorateRequest('principal', undefined)
+  app.decorateRequest('hubSessionId', undefined)
+  app.decorateRequest('hub', undefined)
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })
@@ -150,6 +169,31 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const receipts = mailer
     ? new TaxReceiptSender(db, mailer.send, { pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS, now: clock, log: app.log })
     : undefined
+  const hubEmails = mailer
+    ? new HubEmailSender(db, mailer.send, {
+        from: config.HUB_EMAIL_FROM,
+        pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
+        now: clock,
+        log: app.log,
+      })
+    : undefined
+  // Failed Hub sign-ins are counted in Redis when there is one (every process shares the count), else in the database.
+  const throttleRedis = config.REDIS_URL
+    ? new Redis(config.REDIS_URL, {
+        connectionName: 'canopy-sign-in',
+        connectTimeout: 1_000,
+        commandTimeout: 250,
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        lazyConnect: false,
+      })
+    : undefined
+  throttleRedis?.on('error', () => {})
+  const failures = throttleRedis
+    ? withFallback(redisFailureStore(throttleRedis), databaseFailureStore(db), (error) =>
+        app.log.warn({ err: error }, 'sign-in throttle: Redis failed, counting in the database'),
+      )
+    : databaseFailureStore(db)
   const rateLimits = rateLimitSetup({
     perMinute: config.RATE_LIMIT_PER_MINUTE,
     redisUrl: config.REDIS_URL,
@@ -196,12 +240,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     if (config.WEBHOOK_WORKER) webhooks.start()
     if (config.SUMMARY_ROLLUP_WORKER) summaryRollups.start()
     receipts?.start()
+    hubEmails?.start()
     await rateLimits.ready()
     await warnIfRatesAreOld(app, reference, clock(), config.FX_MAX_AGE_DAYS)
   })
   app.addHook('onClose', async () => {
     await rateLimits.close()
     await receipts?.stop()
+    await hubEmails?.stop()
+    throttleRedis?.disconnect()
     // In-flight deliveries finish (each within the client's 15 s); nothing new is claimed.
     await webhooks.stop()
     await summaryRollups.stop()
@@ -209,6 +256,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     mailer?.close()
     await quotes.drain()
     await allocations.drain()
+    await access.drain()
     await database.close()
   })
 
@@ -256,7 +304,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       },
     },
     transform: ({ schema, url }) => ({
-      schema,
+      // The Hub's copies of the API's routes (/hub/api/…) and its own are not the public API.
+      schema: url.startsWith('/hub') ? { ...schema, hide: true } : schema,
       url: DOCUMENTED_UNDER_V3.some((path) => url.startsWith(path)) ? `/v3${url}` : url,
     }),
   })
@@ -264,30 +313,61 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () => app.swagger())
 
   const quoteDeps = { access, reference, quotes, clock, metrics }
+  // The API's route plugins for API keys. Each is served here and again under /hub/api for Hub users, with the
+  // same schemas, services and permissions (src/routes/hub/index.ts): add a new API route plugin to this list.
+  const apiRoutes: ApiRoutePlugin[] = [
+    apiRoute(organisationRoutes, { deps: { db, access, reference, clock, sessionOrigins } }),
+    apiRoute(apiKeyRoutes, { deps: { db, access, clock } }),
+    apiRoute(quoteRoutes, { deps: quoteDeps, limits }),
+    apiRoute(allocationRoutes, { deps: { access, quotes, allocations, reference, clock, metrics, webhooks }, limits }),
+    apiRoute(webhookEndpointRoutes, {
+      deps: { db, access, clock, urls: { policy: addressPolicy, allowHttp: config.WEBHOOK_ALLOW_HTTP }, wake: wakeWebhooks },
+    }),
+    // Read-only routes take `reads` (pages, exports): the replica when one is configured and caught up. A service that
+    // only reads is routed there by passing `db: reads` here; one that also writes declares `reads` in its deps.
+    apiRoute(reconciliationRoutes, { deps: { db, reads, access } }),
+    apiRoute(summaryRoutes, { deps: { db: reads, access } }),
+    apiRoute(statementRoutes, { deps: { db: reads, access, clock } }),
+    apiRoute(catalogueRoutes, { deps: { db: reads, access } }),
+    apiRoute(auditEventRoutes, { deps: { db, access } }),
+  ]
   await app.register(healthRoutes, { database, readinessTimeoutMs: config.READINESS_TIMEOUT_MS })
-  await app.register(organisationRoutes, { deps: { db, access, reference, clock, sessionOrigins } })
-  await app.register(apiKeyRoutes, { deps: { db, access, clock } })
-  await app.register(quoteRoutes, { deps: quoteDeps, limits })
+  for (const register of apiRoutes) await register(app)
   await app.register(sessionRoutes, {
     deps: { ...quoteDeps, db, sessionTtlSeconds: config.SESSION_TTL_SECONDS },
     limits,
     origins: sessionOrigins,
     disclosure: sdkDisclosure(config.OPERATOR_LEGAL_NAME, config.DISCLOSURE_PAYOUT_DAYS),
   })
-  await app.register(allocationRoutes, { deps: { access, quotes, allocations, reference, clock, metrics, webhooks }, limits })
-  await app.register(webhookEndpointRoutes, {
-    deps: { db, access, clock, urls: { policy: addressPolicy, allowHttp: config.WEBHOOK_ALLOW_HTTP }, wake: wakeWebhooks },
+  // The Hub: its pages, and its API with the same route plugins behind a cookie session (src/routes/hub/api.ts).
+  const baseUrl = publicBaseUrl(config)
+  const hubRoutes: HubRoute[] = []
+  app.decorate('hubRoutes', hubRoutes)
+  await app.register(hubPageRoutes, { assets: options.hubAssets ?? new HubAssets() })
+  await app.register(hubApiRoutes, {
+    prefix: '/hub/api',
+    signIn: {
+      db,
+      clock,
+      throttle: new SignInThrottle(failures),
+      idleTimeoutMs: config.HUB_SESSION_IDLE_MINUTES * 60_000,
+      absoluteTimeoutMs: config.HUB_SESSION_ABSOLUTE_HOURS * 3_600_000,
+    },
+    users: { db, access, clock, publicBaseUrl: baseUrl, emailInvitations: mailer !== undefined },
+    publicOrigin: new URL(baseUrl).origin,
+    apiRoutes,
+    routes: hubRoutes,
   })
-  // Read-only routes take `reads` (pages, exports): the replica when one is configured and caught up. A service that
-  // only reads is routed there by passing `db: reads` here; one that also writes declares `reads` in its deps.
-  await app.register(reconciliationRoutes, { deps: { db, reads, access } })
-  await app.register(summaryRoutes, { deps: { db: reads, access } })
-  await app.register(statementRoutes, { deps: { db: reads, access, clock } })
-  await app.register(catalogueRoutes, { deps: { db: reads, access } })
   await app.register(publicFileRoutes, { files: new PublicFiles(options.publicFiles) })
 
   return app
 }
+
+// Each plugin's own options type is checked at the call.
+const apiRoute =
+  <O extends object>(plugin: FastifyPluginAsync<O>, options: O): ApiRoutePlugin =>
+  async (scope) =>
+    scope.register(plugin, options)
 
 /**
  * Request durations by route pattern (never the raw URL: 404s are UNMATCHED_ROUTE), and the gauges read at

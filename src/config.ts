@@ -211,6 +211,35 @@ export const ConfigSchema = Type.Object(
       description:
         'How long after a moment its records are rolled up: longer than any allocation can take from its timestamp to its commit (never less than 10 × (DATABASE_CONNECT_TIMEOUT_MS + DATABASE_QUERY_TIMEOUT_MS) is used)',
     }),
+    TRUST_PROXY: Type.String({
+      default: 'false',
+      minLength: 1,
+      description:
+        "Proxies in front of the API whose X-Forwarded-For/-Proto/-Host are believed: false (none), the number of proxies (1 behind the compose file's Caddy), or their addresses/CIDR ranges, comma-separated",
+    }),
+    PUBLIC_BASE_URL: Type.Optional(
+      Type.String({
+        pattern: '^https?://[^/?#\\s]+(/[^?#\\s]*)?$',
+        description: "The API's public base URL, used in links it sends (the Hub's set-password links); default: http://HOST:PORT",
+      }),
+    ),
+    HUB_SESSION_IDLE_MINUTES: Int({
+      default: 30,
+      minimum: 1,
+      maximum: 1440,
+      description: 'A Hub session ends after this many minutes without a request',
+    }),
+    HUB_SESSION_ABSOLUTE_HOURS: Int({
+      default: 12,
+      minimum: 1,
+      maximum: 168,
+      description: 'A Hub session ends this many hours after sign-in, however active',
+    }),
+    HUB_EMAIL_FROM: Type.String({
+      default: 'Canopy Hub <hub@canopy.invalid>',
+      minLength: 3,
+      description: 'From address of Hub e-mails (invitations); sent through SMTP_URL',
+    }),
   },
   { additionalProperties: false },
 )
@@ -273,10 +302,48 @@ function orderingProblems(config: Config): string[] {
   if (!parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE)) {
     problems.push(`WEBHOOK_RETRY_SCHEDULE=${JSON.stringify(config.WEBHOOK_RETRY_SCHEDULE)}: must be delays such as 5s,5m,30m,2h`)
   }
+  if (trustProxySetting(config.TRUST_PROXY) === undefined) {
+    problems.push(
+      `TRUST_PROXY=${JSON.stringify(config.TRUST_PROXY)}: must be false, the number of proxies in front (1–10), or their addresses or CIDR ranges, comma-separated` +
+        (/^true$/i.test(config.TRUST_PROXY.trim()) ? " (true would believe any client's X-Forwarded-For)" : ''),
+    )
+  }
   if (config.WEBHOOK_ALLOWED_CIDRS && !validCidrs(config.WEBHOOK_ALLOWED_CIDRS)) {
     problems.push(`WEBHOOK_ALLOWED_CIDRS=${JSON.stringify(config.WEBHOOK_ALLOWED_CIDRS)}: must be CIDR ranges such as 127.0.0.0/8,::1/128`)
   }
   return problems
+}
+
+/**
+ * TRUST_PROXY as Fastify's trustProxy: false, a number of hops, or the proxies' addresses and ranges. undefined when
+ * it is none of these (refused at start-up; `true`, which would trust anyone, included).
+ */
+export function trustProxySetting(text: string): false | number | string[] | undefined {
+  const value = text.trim().toLowerCase()
+  if (value === 'false' || value === '0') return false
+  if (/^\d{1,2}$/.test(value)) {
+    const hops = Number(value)
+    return hops >= 1 && hops <= 10 ? hops : undefined
+  }
+  const parts = value.split(',').map((p) => p.trim())
+  if (parts.length === 0 || parts.some((p) => !p)) return undefined
+  for (const part of parts) {
+    if (part.includes('/')) {
+      try {
+        ipaddr.parseCIDR(part)
+      } catch {
+        return undefined
+      }
+    } else if (!ipaddr.isValid(part)) return undefined
+  }
+  return parts
+}
+
+/** PUBLIC_BASE_URL without a trailing slash, or the listen address (a wildcard HOST as the loopback). */
+export function publicBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'HOST' | 'PORT'>): string {
+  if (config.PUBLIC_BASE_URL) return config.PUBLIC_BASE_URL.replace(/\/+$/, '')
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.PORT}`
 }
 
 /** Comma-separated CIDR ranges, every one of which parses. */

@@ -26,6 +26,21 @@ export type AppErrorCode =
   | 'INVALID_CURSOR'
   | 'PROFIT_SHARE_SET_BY_PARENT'
   | 'SETTLEMENT_MODEL_ROOT_ONLY'
+  | 'IP_NOT_ALLOWED'
+  | 'PERMISSION_DENIED'
+  | 'CSRF_REFUSED'
+  | 'INVALID_IP_ALLOWLIST_ENTRY'
+  | 'OWN_ORGANISATION'
+  | 'INVALID_CREDENTIALS'
+  | 'SIGN_IN_THROTTLED'
+  | 'INVALID_SECOND_FACTOR'
+  | 'SECOND_FACTOR_ENROLMENT_REQUIRED'
+  | 'SECOND_FACTOR_ALREADY_ENABLED'
+  | 'SECOND_FACTOR_REQUIRED_BY_ORGANISATION'
+  | 'WEAK_PASSWORD'
+  | 'INVALID_PASSWORD_LINK'
+  | 'EMAIL_IN_USE'
+  | 'LAST_ADMIN'
 
 export interface ErrorDetail {
   /** JSON pointer into the request, e.g. "/transaction/amount", or a header name such as "idempotency-key". */
@@ -34,6 +49,9 @@ export interface ErrorDetail {
 }
 
 export class AppError<Code extends string = AppErrorCode> extends Error {
+  /** Sent as Retry-After (seconds) with the error, when the caller should wait before trying again. */
+  retryAfterSeconds: number | undefined
+
   constructor(
     readonly code: Code,
     message: string,

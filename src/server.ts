@@ -5,7 +5,7 @@ import { hostname } from 'node:os'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { allowDemoOrigins, bootstrapDemo, demoCredentialsPath, hasDemoCredentials, seedDemoActivity } from './bootstrap/demo.js'
-import { ConfigError, loadConfig, loadDotEnvFile } from './config.js'
+import { ConfigError, loadConfig, loadDotEnvFile, publicBaseUrl } from './config.js'
 import {
   DatabaseUnreachableError,
   DataDirLockedError,
@@ -104,9 +104,11 @@ async function main(): Promise<void> {
   const metrics = config.METRICS_PORT > 0 ? new PrometheusMetrics() : undefined
   let scrapes: ScrapeListener | undefined
   let app
+  let demo: Awaited<ReturnType<typeof bootstrapDemo>>
   try {
     await prepareSchema(database.db, embedded || config.MIGRATE_ON_START)
-    const demo = embedded && config.DEMO_BOOTSTRAP ? await bootstrapDemo(database.db, config.DATA_DIR, new Date()) : undefined
+    demo =
+      embedded && config.DEMO_BOOTSTRAP ? await bootstrapDemo(database.db, config.DATA_DIR, new Date(), publicBaseUrl(config)) : undefined
     const demoOrigins =
       embedded && config.DEMO_BOOTSTRAP && config.DEMO_ALLOWED_ORIGINS
         ? await allowDemoOrigins(database.db, config.DATA_DIR, config.DEMO_ALLOWED_ORIGINS, new Date())
@@ -155,7 +157,19 @@ async function main(): Promise<void> {
     }
     server.log.info(`metrics listening at ${scrapes.url}`)
   }
-  await server.listen({ port: config.PORT, host: config.HOST })
+  const address = await server.listen({ port: config.PORT, host: config.HOST })
+  if (demo?.hubAdmin) {
+    // After listen, so that the link names the real port (PORT=0 picks one); PUBLIC_BASE_URL wins when set.
+    const base = config.PUBLIC_BASE_URL ? publicBaseUrl(config) : address.replace('localhost', '127.0.0.1')
+    const link = demo.hubAdmin.setPasswordUrl.replace(/^https?:\/\/[^/]+/, base)
+    console.log(
+      [
+        `The Hub: ${base}/hub — set the password of its demo admin (${demo.hubAdmin.email}) with this one-time link`,
+        `(valid 24 h, shown once), then sign in: ${link}`,
+        '',
+      ].join('\n'),
+    )
+  }
   server.log.info({ backend: database.backend }, 'canopy is ready')
 }
 

@@ -9,10 +9,11 @@ import { findActiveSubtreeIds, findOrganisationById } from '../db/repositories/o
 import type { Quote } from '../db/repositories/quotes.js'
 import { AppError } from '../errors.js'
 import { noMetrics } from '../metrics.js'
-import { AccessResolver, type Principal } from '../services/access.js'
+import { AccessResolver, operatorPrincipal } from '../services/access.js'
 import { AllocationStore } from '../services/allocation-store.js'
 import { allocateFunds, reverseFundsAllocation } from '../services/allocations.js'
 import { createChildOrganisation, createOrganisationWithKey, setAllowedOrigins } from '../services/organisations.js'
+import { createUserAsOperator } from '../services/hub/users.js'
 import { QuoteStore } from '../services/quote-store.js'
 import { createQuote } from '../services/quotes.js'
 import { ReferenceDataCache } from '../services/reference-data.js'
@@ -22,6 +23,8 @@ import { noWebhookWake } from '../services/webhooks/events.js'
 export interface DemoCredentials {
   organisationId: string
   apiKey: string
+  /** The demo organisation's Hub admin, and the one-time link to set its password (24 h; not saved to the file). */
+  hubAdmin?: { email: string; setPasswordUrl: string }
   createdAt: string
   note: string
 }
@@ -32,7 +35,14 @@ export const demoCredentialsPath = (dataDir: string): string => join(dataDir, 'd
  * Creates the demo organisation and loads the illustrative demo catalogue when the database has no
  * organisation yet; returns the credentials when it did.
  */
-export async function bootstrapDemo(db: Kysely<Database>, dataDir: string, now: Date): Promise<DemoCredentials | undefined> {
+export const DEMO_ADMIN_EMAIL = 'admin@demo.canopy.invalid'
+
+export async function bootstrapDemo(
+  db: Kysely<Database>,
+  dataDir: string,
+  now: Date,
+  publicBaseUrl = 'http://127.0.0.1:3000',
+): Promise<DemoCredentials | undefined> {
   if ((await countOrganisations(db)) > 0) return undefined
   await importCatalogue(db, demoCatalogue(), now)
   const { organisation, apiKey } = await createOrganisationWithKey(
@@ -56,8 +66,16 @@ export async function bootstrapDemo(db: Kysely<Database>, dataDir: string, now: 
     note: 'Demo organisation of the embedded database (MCC 5992, GBR, GBP). Keep this file private.',
   }
   mkdirSync(dataDir, { recursive: true })
-  writeFileSync(demoCredentialsPath(dataDir), `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 })
-  return credentials
+  writeFileSync(demoCredentialsPath(dataDir), `${JSON.stringify({ ...credentials, hubAdminEmail: DEMO_ADMIN_EMAIL }, null, 2)}\n`, {
+    mode: 0o600,
+  })
+  // The Hub's demo admin: the set-password link is printed once and never stored in clear.
+  const admin = await createUserAsOperator(
+    db,
+    { organisationId: organisation.id, email: DEMO_ADMIN_EMAIL, role: 'admin' },
+    { now, publicBaseUrl },
+  )
+  return { ...credentials, hubAdmin: { email: admin.user.email, setPasswordUrl: admin.setPasswordUrl } }
 }
 
 export const hasDemoCredentials = (dataDir: string): boolean => existsSync(demoCredentialsPath(dataDir))
@@ -144,7 +162,8 @@ export async function seedDemoActivity(
     // No process serves sessions yet: nothing to forget.
     sessionOrigins: { forget: () => {} },
   }
-  const principal: Principal = { keyId: 'demo-activity', organisationId, mode: 'test' }
+  // The demo's activity is the operator's doing (the audit log says so), in the demo key's test mode.
+  const principal = { ...operatorPrincipal(organisationId), mode: 'test' as const }
   const start = anchor - (anchor % DAY_MS) - DEMO_ACTIVITY_DAYS * DAY_MS
 
   // The child organisations, created once (as their parent's API key would).

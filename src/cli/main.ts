@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs'
 import { once } from 'node:events'
 import { parseArgs } from 'node:util'
 import type { Kysely } from 'kysely'
-import { ConfigError, loadConfig, loadDotEnvFile, summaryRollupDelayMs, type Config } from '../config.js'
+import { ConfigError, loadConfig, loadDotEnvFile, publicBaseUrl, summaryRollupDelayMs, type Config } from '../config.js'
+import { isRole } from '../domain/permissions.js'
+import { createUserAsOperator } from '../services/hub/users.js'
 import { DataDirLockedError, openConfiguredDatabase } from '../db/connect.js'
 import type { Database } from '../db/database.js'
 import { PendingMigrationsError, prepareSchema } from '../db/migrate.js'
@@ -74,6 +76,8 @@ export const USAGE = `Usage: npm run cli -- <command> [options]
                   [--description <s>]       a webhook endpoint; its signing secret (whsec_…) is shown once
   webhooks list --organisation <uuid>
   webhooks delete <endpoint id>
+  user create --organisation <uuid> --email <address> --role admin|developer|analyst
+                                            a Hub user, with a one-time set-password link (24 h) under PUBLIC_BASE_URL
   fx import <file.csv>                      ECB reference rates: eurofxref.csv or eurofxref-hist.csv (upsert by date and
                                             currency); new quotes use the latest date
   report allocations --from <iso> --to <iso> [--organisation <uuid>]
@@ -479,6 +483,30 @@ export const COMMANDS: Record<string, Command> = {
         },
       )
       return new TextOutput(profitShareCsvChunks(records))
+    },
+  },
+  'user create': {
+    options: { organisation: str, email: str, role: str },
+    validate(options) {
+      uuid(options, 'organisation')
+      if (!/^[^@\s]+@[^@\s]+$/.test(required(options, 'email'))) throw new UsageError('--email must be an e-mail address')
+      if (!isRole(required(options, 'role'))) throw new UsageError('--role must be admin, developer or analyst')
+    },
+    async run(db, options, _p, now, config) {
+      const role = required(options, 'role')
+      if (!isRole(role)) throw new UsageError('--role must be admin, developer or analyst')
+      const created = await createUserAsOperator(
+        db,
+        { organisationId: uuid(options, 'organisation'), email: required(options, 'email'), role },
+        { now, publicBaseUrl: publicBaseUrl(config) },
+      )
+      return {
+        userId: created.user.id,
+        organisationId: created.user.organisationId,
+        email: created.user.email,
+        role: created.user.role,
+        setPasswordUrl: created.setPasswordUrl,
+      }
     },
   },
   'fx import': {

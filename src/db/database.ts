@@ -61,6 +61,16 @@ export interface OrganisationsTable {
   created_at: Timestamp
   /** Normalised web origins allowed to read sessions in a browser; null = inherit the nearest ancestor's. */
   allowed_origins: ColumnType<string[] | null, string[] | null | undefined, string[] | null>
+  /** Addresses the organisation's API keys may call from; null = inherit the nearest ancestor's. */
+  ip_allowlist: ColumnType<IpAllowlistJson | null, string | null | undefined, string | null>
+  /** Its Hub users (and its descendants') must sign in with a second factor. */
+  require_totp: ColumnType<boolean, boolean | undefined, boolean>
+}
+
+/** organisations.ip_allowlist: normalised entries (addresses, CIDR blocks, ranges "a-b"). */
+export interface IpAllowlistJson {
+  enabled: boolean
+  entries: string[]
 }
 
 /** organisations.billing: the details an organisation is billed with (its profit share, its invoices). */
@@ -87,6 +97,8 @@ export interface ApiKeysTable {
   expires_at: Date | null
   /** The key that replaced this one when it was rotated. */
   replaced_by_id: string | null
+  /** When the key last authenticated, to the minute. */
+  last_used_at: ColumnType<Date | null, Date | null | undefined, Date | null>
 }
 
 export interface ImpactPartnersTable {
@@ -402,6 +414,87 @@ export interface WebhookAttemptsTable {
   response_body: string | null
 }
 
+/** The append-only audit log (migrations/2026_11_24_001500_audit_events.ts): never updated or deleted. */
+export interface AuditEventsTable {
+  id: string
+  organisation_id: string
+  type: string
+  actor_type: 'user' | 'apiKey' | 'operator'
+  actor_id: string | null
+  actor_label: string
+  ip: string | null
+  changes: ColumnType<Record<string, unknown>, string, never>
+  created_at: ColumnType<Date, Date, never>
+}
+
+export interface UsersTable {
+  id: string
+  organisation_id: string
+  email: string
+  role: 'admin' | 'developer' | 'analyst'
+  /** Argon2id PHC string; null until the user sets a password. */
+  password_hash: string | null
+  password_set_at: Date | null
+  totp_secret: string | null
+  totp_enabled_at: Date | null
+  /** A secret being enrolled, until a first code confirms it. */
+  totp_pending_secret: string | null
+  /** The last TOTP time step accepted (a code is never accepted twice). */
+  totp_last_step: ColumnType<string | null, string | number | null, string | number | null>
+  created_at: Date
+  updated_at: Date
+}
+
+export interface HubSessionsTable {
+  id: string
+  user_id: string
+  token_hash: Uint8Array
+  csrf_token: string
+  stage: 'second_factor' | 'enrol_second_factor' | 'active'
+  ip: string | null
+  user_agent: string | null
+  created_at: Date
+  last_seen_at: Date
+  /** The absolute end of the session. */
+  expires_at: Date
+}
+
+export interface HubPasswordTokensTable {
+  id: string
+  user_id: string
+  token_hash: Uint8Array
+  created_at: Date
+  expires_at: Date
+  used_at: Date | null
+}
+
+export interface HubRecoveryCodesTable {
+  user_id: string
+  code_hash: Uint8Array
+  used_at: Date | null
+}
+
+export interface HubSignInFailuresTable {
+  key: string
+  failures: number
+  last_failure_at: Date
+  expires_at: Date
+}
+
+export interface HubEmailsTable {
+  id: string
+  to_address: string
+  subject: string
+  body: string
+  status: ColumnType<'pending' | 'sent' | 'failed', 'pending' | undefined, 'pending' | 'sent' | 'failed'>
+  attempts: Generated<number>
+  next_attempt_at: Date
+  locked_until: Date | null
+  last_error: string | null
+  sent_at: Date | null
+  created_at: Date
+}
+
 export interface Database {
   organisations: OrganisationsTable
   api_keys: ApiKeysTable
@@ -425,6 +518,13 @@ export interface Database {
   webhook_events: WebhookEventsTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
+  audit_events: AuditEventsTable
+  users: UsersTable
+  hub_sessions: HubSessionsTable
+  hub_password_tokens: HubPasswordTokensTable
+  hub_recovery_codes: HubRecoveryCodesTable
+  hub_sign_in_failures: HubSignInFailuresTable
+  hub_emails: HubEmailsTable
 }
 
 export type OrganisationRow = Selectable<OrganisationsTable>

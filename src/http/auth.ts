@@ -1,8 +1,12 @@
 // Bearer authentication. The token is read and hashed once per request (the rate limiter keys on the hash
 // too); an API key resolves to a principal, a session's client secret is checked by the session read itself.
+// Every route says which permission it needs (`config: { permission }`, src/domain/permissions.ts); the same route
+// plugins are also served under /hub/api, where the Hub's session (src/http/hub-session.ts) has already
+// authenticated a user before requireApiKey runs.
 import type { FastifyRequest, onRequestHookHandler } from 'fastify'
+import { isPermitted, type Permission } from '../domain/permissions.js'
 import { AppError, unauthorized } from '../errors.js'
-import type { AccessResolver, Principal } from '../services/access.js'
+import { apiKeyPrincipal as principalOfKey, type AccessResolver, type Principal } from '../services/access.js'
 import { API_KEY_PATTERN, sha256 } from '../services/api-keys.js'
 import { CLIENT_SECRET_PATTERN, sessionUnauthorized, type SessionCredential } from '../services/sessions.js'
 
@@ -12,7 +16,23 @@ declare module 'fastify' {
     /** SHA-256 of the bearer token, computed once per request (auth and the rate limiter use it). */
     bearerTokenHash: Buffer | undefined
     principal: Principal | undefined
+    /** Set when a Hub session authenticated the request (routes under /hub/api). */
+    hubSessionId: string | undefined
   }
+  interface FastifyContextConfig {
+    /** What the route needs (src/domain/permissions.ts); none = API keys only. */
+    permission?: Permission
+  }
+}
+
+/** PERMISSION_DENIED unless the caller's key or role allows the route's permission. */
+export function assertPermitted(principal: Principal, permission: Permission | undefined): void {
+  const { actor } = principal
+  if (actor.type === 'operator') return
+  const grantee = actor.type === 'user' ? { kind: 'user' as const, role: actor.role } : { kind: 'apiKey' as const }
+  if (isPermitted(grantee, permission)) return
+  const role = actor.type === 'user' ? `the ${actor.role} role` : 'an api key'
+  throw new AppError('PERMISSION_DENIED', `${role} may not do this${permission ? ` (it needs ${permission})` : ''}`)
 }
 
 // The scheme name is case-insensitive (RFC 7235).
@@ -25,18 +45,30 @@ export const readBearerToken: onRequestHookHandler = async (request) => {
   if (request.bearerToken) request.bearerTokenHash = sha256(request.bearerToken)
 }
 
-/** The principal of the request's API key; undefined when there is none or it is not a valid key. */
+/**
+ * The principal of the request's API key; undefined when there is none or it is not a valid key. A valid key used
+ * from an address its organisation's IP allowlist refuses is IP_NOT_ALLOWED.
+ */
 async function apiKeyPrincipal(request: FastifyRequest, access: AccessResolver): Promise<Principal | undefined> {
   const token = request.bearerToken
   if (!token || !request.bearerTokenHash || !API_KEY_PATTERN.test(token)) return undefined
-  return access.authenticate(request.bearerTokenHash)
+  const key = await access.authenticate(request.bearerTokenHash)
+  if (!key) return undefined
+  const principal = principalOfKey(key, request.ip)
+  await access.assertIpAllowed(principal)
+  return principal
 }
 
-/** Routes for merchant backends: a valid API key, or 401 (one body whatever the reason). */
+/**
+ * Routes for merchant backends: a valid API key (401 otherwise, one body whatever the reason) allowed the route's
+ * permission. Under /hub/api the Hub's session has authenticated the user already (and checked the permission).
+ */
 export function requireApiKey(access: AccessResolver): onRequestHookHandler {
   return async function authenticate(request) {
+    if (request.hubSessionId !== undefined) return
     const principal = await apiKeyPrincipal(request, access)
     if (!principal) throw unauthorized()
+    assertPermitted(principal, request.routeOptions.config.permission)
     request.principal = principal
   }
 }

@@ -61,7 +61,7 @@ export const ERROR_CODES = {
   },
   INVALID_DATE_RANGE: {
     status: 400,
-    when: 'a reconciliation window has dateTimeFrom at or after dateTimeTo, or is longer than 366 days',
+    when: 'a reconciliation window (or an audit-log filter) has dateTimeFrom at or after dateTimeTo, or a reconciliation window is longer than 366 days',
   },
   INVALID_CURSOR: {
     status: 400,
@@ -78,14 +78,44 @@ export const ERROR_CODES = {
     when: 'an operator set a settlement model on an organisation that has a parent: it is set on a root and inherited (CLI)',
   },
   PERIOD_IN_FUTURE: { status: 400, when: 'a statement was asked for a month that has not begun' },
+  INVALID_IP_ALLOWLIST_ENTRY: {
+    status: 400,
+    when: 'an ipAllowlist entry is not an IP address, a CIDR block or a range of two addresses of one family (details names it)',
+  },
+  WEAK_PASSWORD: {
+    status: 400,
+    when: 'a Hub password is shorter than 12 characters, longer than 200, a commonly used password, or contains the e-mail address',
+  },
+  INVALID_PASSWORD_LINK: { status: 400, when: 'a set-password link is unknown, already used or older than 24 hours' },
   UNAUTHORIZED: {
     status: 401,
-    when: 'the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason)',
+    when: 'the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason)',
   },
-  FORBIDDEN: { status: 403, when: "a body or query organisationId is outside the API key's organisation tree" },
+  INVALID_CREDENTIALS: {
+    status: 401,
+    when: 'a Hub sign-in named an unknown e-mail address or a wrong password (one answer for both)',
+  },
+  INVALID_SECOND_FACTOR: {
+    status: 401,
+    when: 'a Hub sign-in or enrolment gave a TOTP code that is wrong, expired or already used, or an unknown or used recovery code',
+  },
+  FORBIDDEN: { status: 403, when: "a body or query organisationId is outside the caller's organisation tree" },
+  PERMISSION_DENIED: { status: 403, when: 'the Hub user\'s role does not allow this action (see the roles in "The Hub")' },
+  IP_NOT_ALLOWED: {
+    status: 403,
+    when: "the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key)",
+  },
+  CSRF_REFUSED: {
+    status: 403,
+    when: "a state-changing Hub request came without this site's Origin or without the session's CSRF token",
+  },
+  SECOND_FACTOR_ENROLMENT_REQUIRED: {
+    status: 403,
+    when: "the Hub user's organisation requires a second factor and the user has not set one up yet: only enrolment is open",
+  },
   PROFIT_SHARE_SET_BY_PARENT: {
     status: 403,
-    when: "an API key tried to set the relativeProfitShare of its own organisation or of one above it: a share is set by the parent's tree (a root's by the operator)",
+    when: "a caller tried to set the relativeProfitShare of its own organisation or of one above it: a share is set by the parent's tree (a root's by the operator)",
   },
   NOT_FOUND: {
     status: 404,
@@ -98,6 +128,17 @@ export const ERROR_CODES = {
   API_KEY_ALREADY_ROTATED: {
     status: 409,
     when: 'the API key to rotate was already rotated; rotate its replacement, or revoke it to end its grace period now',
+  },
+  OWN_ORGANISATION: {
+    status: 409,
+    when: 'an organisation was asked to deactivate or reactivate itself; only an organisation above it (or an operator) can',
+  },
+  EMAIL_IN_USE: { status: 409, when: 'a Hub user with this e-mail address already exists' },
+  LAST_ADMIN: { status: 409, when: "the change would leave the organisation without an admin (the last admin's role or removal)" },
+  SECOND_FACTOR_ALREADY_ENABLED: { status: 409, when: 'TOTP enrolment was started for a Hub user who already has a second factor' },
+  SECOND_FACTOR_REQUIRED_BY_ORGANISATION: {
+    status: 409,
+    when: 'a Hub user tried to turn off the second factor that their organisation requires',
   },
   WEBHOOK_ENDPOINT_DISABLED: {
     status: 409,
@@ -112,6 +153,10 @@ export const ERROR_CODES = {
   NO_CREDIT_PROJECTS: { status: 422, when: 'no carbon-credit project is available to price a carbon quote' },
   NO_CONTRIBUTION_PARTNERS: { status: 422, when: 'a contribution was allocated against a quote without contribution partners' },
   TOO_MANY_REQUESTS: { status: 429, when: 'the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After' },
+  SIGN_IN_THROTTLED: {
+    status: 429,
+    when: 'too many failed Hub sign-ins for this e-mail address or from this address; wait Retry-After seconds (it never locks for good)',
+  },
   INTERNAL_SERVER_ERROR: { status: 500, when: 'an unexpected error; nothing about it is revealed' },
   SERVICE_UNAVAILABLE: { status: 503, when: 'the database is unreachable, busy or too slow; retry after Retry-After seconds' },
 } as const satisfies Record<ErrorCode, { status: number; when: string }>
@@ -230,6 +275,8 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   if (status === 503) reply.header('retry-after', '1')
   // RFC 7235: a 401 names the scheme the client should use.
   if (status === 401) reply.header('www-authenticate', 'Bearer realm="canopy"')
+  // Throttled sign-ins say when to try again.
+  if (error instanceof AppError && error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds))
   return reply.code(status).type('application/json; charset=utf-8').send(body)
 }
 

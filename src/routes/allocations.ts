@@ -19,6 +19,7 @@ const allocationRoutes: FastifyPluginAsyncTypebox<{ deps: AllocationDeps; limits
   app.post(
     '/funds/allocations',
     {
+      config: { permission: 'transactions:write' },
       schema: {
         ...common,
         summary: 'Allocate funds from a quote (idempotent)',
@@ -69,6 +70,7 @@ const allocationRoutes: FastifyPluginAsyncTypebox<{ deps: AllocationDeps; limits
   app.get(
     '/funds/allocations/:id',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: 'Get a funds allocation, exactly as it was created',
@@ -82,6 +84,7 @@ const allocationRoutes: FastifyPluginAsyncTypebox<{ deps: AllocationDeps; limits
   app.post(
     '/funds/allocations/:id/reverse',
     {
+      config: { permission: 'transactions:write' },
       schema: {
         ...common,
         summary: 'Reverse a funds allocation in full',

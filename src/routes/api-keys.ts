@@ -20,6 +20,7 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: ApiKeyDeps }> = async (app
   app.post(
     '/api-keys',
     {
+      config: { permission: 'apiKeys:write' },
       schema: {
         ...common,
         summary: 'Create an API key for an organisation of the tree',
@@ -42,6 +43,7 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: ApiKeyDeps }> = async (app
   app.get(
     '/api-keys',
     {
+      config: { permission: 'apiKeys:read' },
       schema: {
         ...common,
         summary: 'List the API keys of an organisation of the tree',
@@ -60,6 +62,7 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: ApiKeyDeps }> = async (app
   app.post(
     '/api-keys/:id/rotate',
     {
+      config: { permission: 'apiKeys:write' },
       // The body is optional: an empty POST rotates with the default expiry.
       preValidation: async (request) => {
         request.body ??= {}
@@ -100,6 +103,7 @@ const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: ApiKeyDeps }> = async (app
   app.post(
     '/api-keys/:id/revoke',
     {
+      config: { permission: 'apiKeys:write' },
       schema: {
         ...common,
         summary: 'Revoke an API key of the tree now',

@@ -44,6 +44,7 @@ const catalogueRoutes: FastifyPluginAsyncTypebox<{ deps: CatalogueDeps }> = asyn
   app.get(
     '/impact-partners',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: "List the impact partners of the key's tree",
@@ -66,6 +67,7 @@ const catalogueRoutes: FastifyPluginAsyncTypebox<{ deps: CatalogueDeps }> = asyn
   app.get(
     '/impact-partners/projects',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: "List the projects of the key's tree's impact partners (optionally one project)",

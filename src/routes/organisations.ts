@@ -2,8 +2,20 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf, requireApiKey } from '../http/auth.js'
 import { presentOrganisation } from '../http/presenters/organisations.js'
 import { bearerSecurity, errorResponses, IdParamsSchema } from '../http/schemas/common.js'
-import { CreateOrganisationBodySchema, OrganisationSchema, UpdateOrganisationBodySchema } from '../http/schemas/organisations.js'
-import { createChildOrganisation, getOrganisation, updateOrganisation, type OrganisationDeps } from '../services/organisations.js'
+import {
+  CreateOrganisationBodySchema,
+  OrganisationSchema,
+  OrganisationTreeSchema,
+  UpdateOrganisationBodySchema,
+} from '../http/schemas/organisations.js'
+import {
+  createChildOrganisation,
+  getOrganisation,
+  listOrganisationTree,
+  setOrganisationActive,
+  updateOrganisation,
+  type OrganisationDeps,
+} from '../services/organisations.js'
 
 const organisationRoutes: FastifyPluginAsyncTypebox<{ deps: OrganisationDeps }> = async (app, { deps }) => {
   app.addHook('onRequest', requireApiKey(deps.access))
@@ -12,11 +24,12 @@ const organisationRoutes: FastifyPluginAsyncTypebox<{ deps: OrganisationDeps }> 
   app.post(
     '/organisations',
     {
+      config: { permission: 'organisations:manage' },
       schema: {
         ...common,
         summary: 'Create a child organisation',
         description:
-          "Creates an organisation under `parentOrganisationId`, which must be the key's organisation or one of its descendants. The child inherits the parent's service fee and tax liability, and its allowed origins unless `allowedOrigins` is given. `relativeProfitShare` (default 0) is its share of what the parent receives of every service fee; `billing` says how its profit share is billed (default: in its own currency, taxed where its address is).",
+          "Creates an organisation under `parentOrganisationId`, which must be the key's organisation or one of its descendants. The child inherits the parent's service fee and tax liability, and its allowed origins and IP allowlist unless `allowedOrigins` or `ipAllowlist` is given. `relativeProfitShare` (default 0) is its share of what the parent receives of every service fee; `billing` says how its profit share is billed (default: in its own currency, taxed where its address is).",
         body: CreateOrganisationBodySchema,
         response: {
           201: OrganisationSchema,
@@ -30,8 +43,10 @@ const organisationRoutes: FastifyPluginAsyncTypebox<{ deps: OrganisationDeps }> 
             'INVALID_PROFIT_SHARE',
             'UNSUPPORTED_BILLING_CURRENCY',
             'UNKNOWN_SUBDIVISION',
+            'INVALID_IP_ALLOWLIST_ENTRY',
             'UNAUTHORIZED',
             'FORBIDDEN',
+            'IP_NOT_ALLOWED',
             'NOT_FOUND',
             'REQUEST_ENTITY_TOO_LARGE',
             'UNSUPPORTED_MEDIA_TYPE',
@@ -47,13 +62,32 @@ const organisationRoutes: FastifyPluginAsyncTypebox<{ deps: OrganisationDeps }> 
   )
 
   app.get(
+    '/organisations',
+    {
+      config: { permission: 'organisations:read' },
+      schema: {
+        ...common,
+        summary: "List the caller's organisation tree",
+        description:
+          "The caller's organisation and all its descendants, deactivated ones included (`status.value`), parents before " +
+          'their children, each with its `depth` below the caller’s organisation.',
+        response: { 200: OrganisationTreeSchema, ...errorResponses('UNAUTHORIZED', 'IP_NOT_ALLOWED') },
+      },
+    },
+    async (request) => ({
+      data: (await listOrganisationTree(deps, principalOf(request))).map((org) => ({ ...presentOrganisation(org), depth: org.depth })),
+    }),
+  )
+
+  app.get(
     '/organisations/:id',
     {
+      config: { permission: 'organisations:read' },
       schema: {
         ...common,
         summary: "Get an organisation (the key's own or a descendant)",
         params: IdParamsSchema,
-        response: { 200: OrganisationSchema, ...errorResponses('BAD_REQUEST', 'UNAUTHORIZED', 'NOT_FOUND') },
+        response: { 200: OrganisationSchema, ...errorResponses('BAD_REQUEST', 'UNAUTHORIZED', 'IP_NOT_ALLOWED', 'NOT_FOUND') },
       },
     },
     async (request) => presentOrganisation(await getOrganisation(deps, principalOf(request), request.params.id)),
@@ -62,16 +96,20 @@ const organisationRoutes: FastifyPluginAsyncTypebox<{ deps: OrganisationDeps }> 
   app.patch(
     '/organisations/:id',
     {
+      config: { permission: 'organisations:configure' },
       schema: {
         ...common,
-        summary: "Update an organisation's allowed origins, billing details or profit share (the key's own or a descendant)",
+        summary: "Update an organisation's allowed origins, IP allowlist, second-factor rule, billing details or profit share",
         description:
-          "`allowedOrigins`: the web origins whose pages may read the organisation's sessions with the browser SDK (CORS on " +
-          "the session reads); `null` makes the organisation inherit its nearest ancestor's list again, `[]` allows no " +
-          'origin. `billing`: how its profit share is billed (`null`: in its own currency). `relativeProfitShare`: its share ' +
-          "of what its parent receives of every service fee — set by the parent's tree only, so a key cannot set its own " +
-          "organisation's (PROFIT_SHARE_SET_BY_PARENT). Pricing settings are the operator's, and the identity fields are fixed. " +
-          'Other processes follow within AUTH_CACHE_TTL_MS (origins) or CATALOGUE_CACHE_TTL_MS (profit share).',
+          "`allowedOrigins`: the web origins whose pages may read the organisation's sessions with the browser SDK (CORS on the " +
+          "session reads). `ipAllowlist`: the addresses its API keys (and its descendants' without a list of their own) may be " +
+          'used from, with an on/off switch. `requireSecondFactor` (admins and API keys): its Hub users must sign in with ' +
+          'TOTP. `billing` (admins and API keys): how its profit share is billed (`null`: in its own currency). ' +
+          '`relativeProfitShare` (admins and API keys): its share of what its parent receives of every service fee — set by ' +
+          "the parent's tree only, so a caller cannot set its own organisation's (PROFIT_SHARE_SET_BY_PARENT). Pricing " +
+          "settings are the operator's, and the identity fields are fixed. `null` makes a list inherit its nearest " +
+          "ancestor's again; `[]` allows no origin (and stops inheriting). Every change is in the audit log. Other processes " +
+          'follow within AUTH_CACHE_TTL_MS (origins, allowlist) or CATALOGUE_CACHE_TTL_MS (profit share).',
         params: IdParamsSchema,
         body: UpdateOrganisationBodySchema,
         response: {
@@ -84,7 +122,10 @@ const organisationRoutes: FastifyPluginAsyncTypebox<{ deps: OrganisationDeps }> 
             'UNSUPPORTED_BILLING_CURRENCY',
             'UNKNOWN_COUNTRY',
             'UNKNOWN_SUBDIVISION',
+            'INVALID_IP_ALLOWLIST_ENTRY',
             'UNAUTHORIZED',
+            'IP_NOT_ALLOWED',
+            'PERMISSION_DENIED',
             'PROFIT_SHARE_SET_BY_PARENT',
             'NOT_FOUND',
             'REQUEST_ENTITY_TOO_LARGE',
@@ -95,6 +136,33 @@ const organisationRoutes: FastifyPluginAsyncTypebox<{ deps: OrganisationDeps }> 
     },
     async (request) => presentOrganisation(await updateOrganisation(deps, principalOf(request), request.params.id, request.body)),
   )
+
+  for (const [action, active] of [
+    ['deactivate', false],
+    ['reactivate', true],
+  ] as const) {
+    app.post(
+      `/organisations/:id/${action}`,
+      {
+        config: { permission: 'organisations:manage' },
+        schema: {
+          ...common,
+          summary: active ? 'Reactivate a descendant organisation' : 'Deactivate a descendant organisation',
+          description: active
+            ? 'The organisation and its subtree work again as they were before deactivation (its keys, its users).'
+            : 'The organisation and everything below it stop: their API keys answer 401 and their Hub users are signed out ' +
+              '(in other processes within AUTH_CACHE_TTL_MS). Nothing is deleted; reactivate to undo. An organisation cannot ' +
+              'deactivate itself (OWN_ORGANISATION).',
+          params: IdParamsSchema,
+          response: {
+            200: OrganisationSchema,
+            ...errorResponses('BAD_REQUEST', 'UNAUTHORIZED', 'IP_NOT_ALLOWED', 'PERMISSION_DENIED', 'NOT_FOUND', 'OWN_ORGANISATION'),
+          },
+        },
+      },
+      async (request) => presentOrganisation(await setOrganisationActive(deps, principalOf(request), request.params.id, active)),
+    )
+  }
 }
 
 export default organisationRoutes

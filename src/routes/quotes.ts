@@ -36,6 +36,7 @@ const quoteRoutes: FastifyPluginAsyncTypebox<{ deps: QuoteDeps; limits: AmountLi
   app.post(
     '/quotes/carbon',
     {
+      config: { permission: 'transactions:write' },
       schema: {
         ...common,
         summary: 'Create a carbon quote',
@@ -55,6 +56,7 @@ const quoteRoutes: FastifyPluginAsyncTypebox<{ deps: QuoteDeps; limits: AmountLi
   app.post(
     '/quotes/nature',
     {
+      config: { permission: 'transactions:write' },
       schema: {
         ...common,
         summary: 'Create a nature quote',
@@ -73,6 +75,7 @@ const quoteRoutes: FastifyPluginAsyncTypebox<{ deps: QuoteDeps; limits: AmountLi
   app.get(
     '/quotes/:id',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: 'Get a quote, exactly as it was created',
@@ -89,6 +92,7 @@ const quoteRoutes: FastifyPluginAsyncTypebox<{ deps: QuoteDeps; limits: AmountLi
   app.get(
     '/quotes/:id/projects',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: 'List the projects priced in a quote',
@@ -106,6 +110,7 @@ const quoteRoutes: FastifyPluginAsyncTypebox<{ deps: QuoteDeps; limits: AmountLi
   app.get(
     '/quotes/:id/explain',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: 'Where every figure of a quote came from',

@@ -26,6 +26,7 @@ const reconciliationRoutes: FastifyPluginAsyncTypebox<{ deps: ReconciliationDeps
   app.get(
     '/funds/allocations/impact',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: "List the impact records of the key's tree (allocations and reversals)",
@@ -50,6 +51,7 @@ const reconciliationRoutes: FastifyPluginAsyncTypebox<{ deps: ReconciliationDeps
   app.get(
     '/funds/allocations/impact/export',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: 'Export the impact records of a window as CSV',
@@ -76,6 +78,7 @@ const reconciliationRoutes: FastifyPluginAsyncTypebox<{ deps: ReconciliationDeps
   app.get(
     '/funds/allocations/:id/impact',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: 'Get one impact record, by allocation id or reversal id',
@@ -89,6 +92,7 @@ const reconciliationRoutes: FastifyPluginAsyncTypebox<{ deps: ReconciliationDeps
   app.get(
     '/funds/allocations/profit-share',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: "List the profit-share records of the key's tree (allocations and reversals with profit share)",
@@ -117,6 +121,7 @@ const reconciliationRoutes: FastifyPluginAsyncTypebox<{ deps: ReconciliationDeps
   app.get(
     '/funds/allocations/profit-share/export',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: 'Export the profit-share records of a window as CSV',
@@ -143,6 +148,7 @@ const reconciliationRoutes: FastifyPluginAsyncTypebox<{ deps: ReconciliationDeps
   app.get(
     '/funds/allocations/:id/profit-share',
     {
+      config: { permission: 'impact:read' },
       schema: {
         ...common,
         summary: 'Get one profit-share record, by allocation id or reversal id',

@@ -37,6 +37,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = async (app
     '/post-purchase/sessions',
     {
       onRequest,
+      config: { permission: 'transactions:write' },
       schema: {
         ...common,
         security: bearerSecurity,
@@ -69,6 +70,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = async (app
     '/checkout/sessions',
     {
       onRequest,
+      config: { permission: 'transactions:write' },
       schema: {
         ...common,
         security: bearerSecurity,

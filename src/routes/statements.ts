@@ -14,6 +14,7 @@ const statementRoutes: FastifyPluginAsyncTypebox<{ deps: StatementDeps }> = asyn
   app.get(
     '/statements',
     {
+      config: { permission: 'impact:read' },
       schema: {
         tags: ['reconciliation'],
         security: bearerSecurity,

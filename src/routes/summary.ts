@@ -11,6 +11,7 @@ const summaryRoutes: FastifyPluginAsyncTypebox<{ deps: SummaryDeps }> = async (a
   app.get(
     '/funds/allocations/summary',
     {
+      config: { permission: 'impact:read' },
       schema: {
         tags: ['reconciliation'],
         security: bearerSecurity,

@@ -45,6 +45,7 @@ const webhookEndpointRoutes: FastifyPluginAsyncTypebox<{ deps: WebhookEndpointDe
   app.post(
     '/webhook-endpoints',
     {
+      config: { permission: 'webhooks:write' },
       schema: {
         ...common,
         summary: 'Create a webhook endpoint',
@@ -79,6 +80,7 @@ const webhookEndpointRoutes: FastifyPluginAsyncTypebox<{ deps: WebhookEndpointDe
   app.get(
     '/webhook-endpoints',
     {
+      config: { permission: 'webhooks:read' },
       schema: {
         ...common,
         summary: 'List webhook endpoints',
@@ -95,6 +97,7 @@ const webhookEndpointRoutes: FastifyPluginAsyncTypebox<{ deps: WebhookEndpointDe
   app.get(
     '/webhook-endpoints/:id',
     {
+      config: { permission: 'webhooks:read' },
       schema: {
         ...common,
         summary: 'Read a webhook endpoint',
@@ -108,6 +111,7 @@ const webhookEndpointRoutes: FastifyPluginAsyncTypebox<{ deps: WebhookEndpointDe
   app.patch(
     '/webhook-endpoints/:id',
     {
+      config: { permission: 'webhooks:write' },
       schema: {
         ...common,
         summary: 'Change, enable or disable a webhook endpoint',
@@ -123,6 +127,7 @@ const webhookEndpointRoutes: FastifyPluginAsyncTypebox<{ deps: WebhookEndpointDe
   app.delete(
     '/webhook-endpoints/:id',
     {
+      config: { permission: 'webhooks:write' },
       schema: {
         ...common,
         summary: 'Delete a webhook endpoint',
@@ -140,6 +145,7 @@ const webhookEndpointRoutes: FastifyPluginAsyncTypebox<{ deps: WebhookEndpointDe
   app.post(
     '/webhook-endpoints/:id/rotate-secret',
     {
+      config: { permission: 'webhooks:write' },
       preValidation: emptyBody,
       schema: {
         ...common,
@@ -168,6 +174,7 @@ const webhookEndpointRoutes: FastifyPluginAsyncTypebox<{ deps: WebhookEndpointDe
   app.post(
     '/webhook-endpoints/:id/test',
     {
+      config: { permission: 'webhooks:write' },
       schema: {
         ...common,
         summary: 'Send a test event',
@@ -182,6 +189,7 @@ const webhookEndpointRoutes: FastifyPluginAsyncTypebox<{ deps: WebhookEndpointDe
   app.get(
     '/webhook-endpoints/:id/deliveries',
     {
+      config: { permission: 'webhooks:read' },
       schema: {
         ...common,
         summary: "A webhook endpoint's deliveries, with their attempts",
@@ -205,6 +213,7 @@ const webhookEndpointRoutes: FastifyPluginAsyncTypebox<{ deps: WebhookEndpointDe
   app.post(
     '/webhook-endpoints/deliveries/:deliveryId/retry',
     {
+      config: { permission: 'webhooks:write' },
       schema: {
         ...common,
         summary: 'Retry a delivery now',
@@ -223,6 +232,7 @@ const webhookEndpointRoutes: FastifyPluginAsyncTypebox<{ deps: WebhookEndpointDe
   app.post(
     '/webhook-endpoints/:id/recover',
     {
+      config: { permission: 'webhooks:write' },
       schema: {
         ...common,
         summary: 'Redeliver everything that failed since a time',

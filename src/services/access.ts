@@ -1,61 +1,160 @@
-// Who is calling and what they may touch: API key → organisation, and that organisation's subtree.
-// Both are cached in-process with a short TTL, so a revoked key stops working within AUTH_CACHE_TTL_MS. A key's
-// expiry (set by rotation) is cached with it and checked on every request, so a known expiry is exact.
+// Who is calling and what they may touch. A caller is an API key or a Hub user (src/services/hub/*), each acting on
+// an organisation and its active descendants. Keys and subtrees are cached in-process with a short TTL, so a
+// revoked key stops working within AUTH_CACHE_TTL_MS. A key's expiry (set by rotation) is cached with it and checked
+// on every request, so a known expiry is exact. The IP allowlist in force for a key's organisation is cached alike.
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
-import { findKeyForAuthentication } from '../db/repositories/api-keys.js'
-import { findActiveSubtreeIds, findOrganisationChain, findOrganisationRootId } from '../db/repositories/organisations.js'
+import { findKeyForAuthentication, touchKeyLastUsed, type AuthenticatedKey, type KeyMode } from '../db/repositories/api-keys.js'
+import {
+  findActiveSubtreeIds,
+  findEffectiveIpAllowlist,
+  findOrganisationChain,
+  findOrganisationRootId,
+  findSubtreeOrganisations,
+} from '../db/repositories/organisations.js'
+import { compileIpAllowlist } from '../domain/ip-allowlist.js'
+import { isPermitted, type Permission, type Role } from '../domain/permissions.js'
 import type { ChainLink } from '../domain/profit-share.js'
 import { AppError } from '../errors.js'
 import { createCache, type Cache } from './cache.js'
 
+/** Who acts: recorded with every change in the audit log. */
+export type Actor =
+  | { type: 'apiKey'; id: string; label: string }
+  | { type: 'user'; id: string; label: string; role: Role; sessionId: string }
+  | { type: 'operator'; id: null; label: string }
+
+/** The caller of a request use case. */
 export interface Principal {
-  keyId: string
+  /** The organisation whose tree the caller acts on: the key's, or the Hub user's. */
   organisationId: string
-  mode: 'live' | 'test'
+  /** The mode of keys and client secrets the caller issues by default (a Hub user's: live). */
+  mode: KeyMode
+  actor: Actor
+  /** The client address (TRUST_PROXY honoured); null for an operator. */
+  ip: string | null
 }
 
-/** A resolved key: its principal and when it stops working (ms since the epoch; undefined = until revoked). */
+export const OPERATOR_ACTOR: Actor = { type: 'operator', id: null, label: 'operator' }
+
+/** An operator command acting as if it were a key of `organisationId` (CLI reports). */
+export const operatorPrincipal = (organisationId: string): Principal => ({
+  organisationId,
+  mode: 'live',
+  actor: OPERATOR_ACTOR,
+  ip: null,
+})
+
+export const apiKeyPrincipal = (key: Pick<AuthenticatedKey, 'id' | 'organisationId' | 'mode' | 'prefix'>, ip: string): Principal => ({
+  organisationId: key.organisationId,
+  mode: key.mode,
+  actor: { type: 'apiKey', id: key.id, label: key.prefix },
+  ip,
+})
+
+/** Whether the caller's key or role allows a permission (operators may do anything). */
+export function principalMay(principal: Principal, permission: Permission): boolean {
+  const { actor } = principal
+  if (actor.type === 'operator') return true
+  return isPermitted(actor.type === 'user' ? { kind: 'user', role: actor.role } : { kind: 'apiKey' }, permission)
+}
+
+/** A resolved key and when it stops working (ms since the epoch; undefined = until revoked). */
 interface KeyEntry {
-  principal: Principal
+  key: AuthenticatedKey
   expiresAt: number | undefined
 }
+
+/** A key's last use is written at most this often per key and process. */
+export const KEY_USE_RESOLUTION_MS = 60_000
 
 export class AccessResolver {
   // A key that is unknown or revoked is cached too (as false), so a flood of bad keys costs one lookup each per TTL.
   private readonly keys: Cache<KeyEntry | false>
   private readonly subtrees: Cache<ReadonlySet<string>>
+  private readonly ipAllowlists: Cache<{ allows: (address: string) => boolean }>
   // An organisation's parent never changes, so neither does the top of its tree, nor its chain up to it.
   private readonly roots = createCache<string>({ max: 10_000 })
   private readonly chains = createCache<readonly ChainLink[]>({ max: 10_000 })
+  private readonly lastUseWritten = new Map<string, number>()
+  private readonly pendingWrites = new Set<Promise<void>>()
 
   constructor(
     private readonly db: Kysely<Database>,
     ttlMs: number,
     private readonly now: () => number = Date.now,
+    private readonly onBackgroundError: (error: unknown) => void = () => {},
   ) {
     this.keys = createCache({ max: 10_000, ttlMs, now })
     this.subtrees = createCache({ max: 10_000, ttlMs, now })
+    this.ipAllowlists = createCache({ max: 10_000, ttlMs, now })
   }
 
-  /** The principal of a key hash (SHA-256 of the full key), or undefined when unknown, revoked or expired. */
-  async authenticate(keyHash: Buffer): Promise<Principal | undefined> {
+  /** The key of a key hash (SHA-256 of the full key), or undefined when unknown, revoked or expired. */
+  async authenticate(keyHash: Buffer): Promise<AuthenticatedKey | undefined> {
     const cacheKey = keyHash.toString('hex')
     let entry = this.keys.get(cacheKey)
     if (entry === undefined) {
       const key = await findKeyForAuthentication(this.db, keyHash)
-      entry = key
-        ? { principal: { keyId: key.id, organisationId: key.organisationId, mode: key.mode }, expiresAt: key.expiresAt?.getTime() }
-        : false
+      entry = key ? { key, expiresAt: key.expiresAt?.getTime() } : false
       this.keys.set(cacheKey, entry)
     }
     if (!entry || (entry.expiresAt !== undefined && entry.expiresAt <= this.now())) return undefined
-    return entry.principal
+    this.noteUse(entry.key.id)
+    return entry.key
+  }
+
+  /**
+   * Records a key's use, at most once a minute per key and process, off the request's path: a missed write only
+   * makes "last used" older, never a request slower or failed.
+   */
+  private noteUse(keyId: string): void {
+    const now = this.now()
+    const last = this.lastUseWritten.get(keyId)
+    if (last !== undefined && now - last < KEY_USE_RESOLUTION_MS) return
+    if (this.lastUseWritten.size >= 10_000) this.lastUseWritten.clear()
+    this.lastUseWritten.set(keyId, now)
+    const write = touchKeyLastUsed(this.db, keyId, new Date(now), KEY_USE_RESOLUTION_MS)
+      .catch(this.onBackgroundError)
+      .finally(() => this.pendingWrites.delete(write))
+    this.pendingWrites.add(write)
+  }
+
+  /** Waits for the last-use writes in flight (before the database closes). */
+  async drain(): Promise<void> {
+    await Promise.all([...this.pendingWrites])
   }
 
   /** Drops a key from this process's cache (after it was rotated or revoked here). Other processes follow within the TTL. */
   forgetKey(keyHash: Uint8Array): void {
     this.keys.delete(Buffer.from(keyHash).toString('hex'))
+  }
+
+  /** Drops every cached key (after an organisation was deactivated here: its keys stop at once in this process). */
+  forgetKeys(): void {
+    this.keys.clear()
+  }
+
+  /** Whether the IP allowlist in force for an organisation lets `address` use its API keys. */
+  async ipAllowed(organisationId: string, address: string): Promise<boolean> {
+    let entry = this.ipAllowlists.get(organisationId)
+    if (entry === undefined) {
+      entry = { allows: compileIpAllowlist(await findEffectiveIpAllowlist(this.db, organisationId)) }
+      this.ipAllowlists.set(organisationId, entry)
+    }
+    return entry.allows(address)
+  }
+
+  /** For an API key: its organisation's IP allowlist refuses other addresses (one answer whatever the key). */
+  async assertIpAllowed(principal: Principal): Promise<void> {
+    if (principal.actor.type !== 'apiKey') return
+    if (!(await this.ipAllowed(principal.organisationId, principal.ip ?? ''))) {
+      throw new AppError('IP_NOT_ALLOWED', "this address may not use the organisation's api keys (ip allowlist)")
+    }
+  }
+
+  forgetIpAllowlists(): void {
+    this.ipAllowlists.clear()
   }
 
   /** True when `organisationId` is the caller's organisation or one of its active descendants. */
@@ -67,6 +166,16 @@ export class AccessResolver {
     const fresh = new Set(await findActiveSubtreeIds(this.db, principal.organisationId))
     this.subtrees.set(principal.organisationId, fresh)
     return fresh.has(organisationId)
+  }
+
+  /**
+   * True when `organisationId` is a descendant of the caller's organisation, active or not (never the caller's own):
+   * what deactivation and reactivation may touch. Read from the database every time: it is rare.
+   */
+  async canManage(principal: Principal, organisationId: string): Promise<boolean> {
+    if (organisationId === principal.organisationId) return false
+    const tree = await findSubtreeOrganisations(this.db, principal.organisationId)
+    return tree.some((organisation) => organisation.id === organisationId)
   }
 
   /** For an organisationId named in a request body: outside the caller's tree → 403. */

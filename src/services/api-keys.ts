@@ -18,8 +18,10 @@ import {
 } from '../db/repositories/api-keys.js'
 import { findOrganisationById } from '../db/repositories/organisations.js'
 import { AppError, notFound } from '../errors.js'
-import type { AccessResolver, Principal } from './access.js'
+import { OPERATOR_ACTOR, type AccessResolver, type Principal } from './access.js'
+import { recordAudit } from './audit.js'
 import { newId } from '../ids.js'
+import { inTransaction } from './transaction.js'
 
 export type { ApiKey, KeyMode }
 
@@ -94,9 +96,17 @@ function rotationConflict(key: ApiKey, now: Date): AppError {
   return new AppError('API_KEY_INACTIVE', 'api key is revoked or expired and cannot be rotated; create a new key instead')
 }
 
-/** The rotation itself: a new key of the same organisation and mode, and the old key's expiry, in one transaction. */
+/** Who changes keys, for the audit log. */
+type By = Pick<Principal, 'actor' | 'ip'>
+const OPERATOR: By = { actor: OPERATOR_ACTOR, ip: null }
+
+/**
+ * The rotation itself: a new key of the same organisation and mode, and the old key's expiry, in one transaction
+ * with its audit event.
+ */
 async function rotateKey(
   db: Kysely<Database>,
+  by: By,
   old: ApiKey,
   expireOldInSeconds: number,
   now: Date,
@@ -107,7 +117,55 @@ async function rotateKey(
     const expiresAt = new Date(now.getTime() + expireOldInSeconds * 1000)
     const changed = await markKeyRotated(trx, old.id, { replacedById: issued.key.id, expiresAt }, now)
     if (!changed) throw rotationConflict((await findKeyById(trx, old.id)) ?? old, now)
+    await recordAudit(
+      trx,
+      by,
+      [
+        {
+          type: 'api_key.rotated',
+          organisationId: old.organisationId,
+          changes: {
+            keyId: old.id,
+            prefix: old.prefix,
+            expiresAt: { from: old.expiresAt, to: expiresAt },
+            replacedBy: { keyId: issued.key.id, prefix: issued.key.prefix },
+          },
+        },
+      ],
+      now,
+    )
     return { ...issued, previous: changed.key, previousHash: changed.keyHash }
+  })
+}
+
+/** A new key with its audit event, in one transaction. */
+function issueAuditedKey(db: Kysely<Database>, by: By, organisationId: string, mode: KeyMode, now: Date): Promise<IssuedKey> {
+  return inTransaction(db, async (trx) => {
+    const issued = await issueKey(trx, organisationId, mode, now)
+    await recordAudit(
+      trx,
+      by,
+      [{ type: 'api_key.created', organisationId, changes: { keyId: issued.key.id, prefix: issued.key.prefix, mode } }],
+      now,
+    )
+    return issued
+  })
+}
+
+/** Revokes a key that works now, with its audit event; undefined when it does not (already revoked or expired). */
+function revokeAuditedKey(db: Kysely<Database>, by: By, ref: { id: string } | { prefix: string }, now: Date) {
+  return db.transaction().execute(async (trx) => {
+    const revoked = await revokeKey(trx, ref, now)
+    if (revoked) {
+      const { key } = revoked
+      await recordAudit(
+        trx,
+        by,
+        [{ type: 'api_key.revoked', organisationId: key.organisationId, changes: { keyId: key.id, prefix: key.prefix } }],
+        now,
+      )
+    }
+    return revoked
   })
 }
 
@@ -117,7 +175,7 @@ async function rotateKey(
 /** Creates a key for an existing organisation; the full key is returned here and never again. */
 export async function createApiKey(db: Kysely<Database>, organisationId: string, mode: KeyMode, now: Date): Promise<IssuedKey> {
   if (!(await findOrganisationById(db, organisationId))) throw notFound('organisation')
-  return issueKey(db, organisationId, mode, now)
+  return issueAuditedKey(db, OPERATOR, organisationId, mode, now)
 }
 
 export async function listApiKeys(db: Kysely<Database>, organisationId: string): Promise<ApiKey[]> {
@@ -126,7 +184,7 @@ export async function listApiKeys(db: Kysely<Database>, organisationId: string):
 }
 
 export async function revokeApiKey(db: Kysely<Database>, prefix: string, now: Date): Promise<ApiKey> {
-  const revoked = await revokeKey(db, { prefix }, now)
+  const revoked = await revokeAuditedKey(db, OPERATOR, { prefix }, now)
   if (revoked) return revoked.key
   const existing = await findKeyByPrefix(db, prefix)
   if (!existing) throw notFound('api key')
@@ -141,7 +199,7 @@ export async function rotateApiKeyAsOperator(
 ): Promise<RotatedKey> {
   const old = API_KEY_PREFIX_PATTERN.test(input.key) ? await findKeyByPrefix(db, input.key) : await findKeyById(db, input.key)
   if (!old) throw notFound('api key')
-  const rotated = await rotateKey(db, old, input.expireOldInSeconds, now)
+  const rotated = await rotateKey(db, OPERATOR, old, input.expireOldInSeconds, now)
   return { key: rotated.key, apiKey: rotated.apiKey, previous: rotated.previous }
 }
 
@@ -168,7 +226,7 @@ export async function issueApiKey(
   input: { organisationId: string; mode?: KeyMode | undefined },
 ): Promise<IssuedKey> {
   await deps.access.assertCanActOn(principal, input.organisationId)
-  return issueKey(deps.db, input.organisationId, input.mode ?? principal.mode, deps.clock())
+  return issueAuditedKey(deps.db, principal, input.organisationId, input.mode ?? principal.mode, deps.clock())
 }
 
 /** The keys of an organisation of the caller's tree (its own by default), without secrets. */
@@ -192,7 +250,7 @@ export async function rotateApiKey(
   input: { keyId: string; expireOldInSeconds?: number | undefined },
 ): Promise<RotatedKey> {
   const old = await keyOfTree(deps, principal, input.keyId)
-  const rotated = await rotateKey(deps.db, old, input.expireOldInSeconds ?? DEFAULT_EXPIRE_OLD_IN_SECONDS, deps.clock())
+  const rotated = await rotateKey(deps.db, principal, old, input.expireOldInSeconds ?? DEFAULT_EXPIRE_OLD_IN_SECONDS, deps.clock())
   deps.access.forgetKey(rotated.previousHash)
   return { key: rotated.key, apiKey: rotated.apiKey, previous: rotated.previous }
 }
@@ -200,7 +258,7 @@ export async function rotateApiKey(
 /** Revokes a key of the caller's tree now (a rotated key's grace period included); again → API_KEY_ALREADY_REVOKED. */
 export async function revokeApiKeyOfTree(deps: ApiKeyDeps, principal: Principal, keyId: string): Promise<ApiKey> {
   await keyOfTree(deps, principal, keyId)
-  const revoked = await revokeKey(deps.db, { id: keyId }, deps.clock())
+  const revoked = await revokeAuditedKey(deps.db, principal, { id: keyId }, deps.clock())
   if (!revoked) throw new AppError('API_KEY_ALREADY_REVOKED', 'api key is already revoked or expired')
   deps.access.forgetKey(revoked.keyHash)
   return revoked.key

@@ -7,13 +7,17 @@ import {
   findOrganisationById,
   findOrganisationChain,
   findOrganisationWithChain,
+  findSubtreeOrganisations,
   insertOrganisation,
-  updateAllowedOrigins,
-  updateProfitShareSettings,
+  updateOrganisationSettings,
+  updateOrganisationStatus,
   type ChainOrganisation,
   type Organisation,
+  type OrganisationSettingsChange,
   type TaxLiability,
 } from '../db/repositories/organisations.js'
+import { changedFields } from '../domain/audit.js'
+import { normaliseIpAllowlist, type IpAllowlist } from '../domain/ip-allowlist.js'
 import { isKnownCountry, subdivisionForTax } from '../domain/countries.js'
 import {
   DEFAULT_SETTLEMENT_MODEL,
@@ -25,7 +29,8 @@ import { DomainError } from '../domain/errors.js'
 import { isPricedCurrency } from '../domain/fx.js'
 import type { FxTable } from '../domain/types.js'
 import { AppError, notFound } from '../errors.js'
-import type { AccessResolver, Principal } from './access.js'
+import { principalMay, type AccessResolver, type Principal } from './access.js'
+import { recordAudit } from './audit.js'
 import { createApiKey, type KeyMode } from './api-keys.js'
 import { loadFxInUse } from './fx.js'
 import type { ReferenceDataCache } from './reference-data.js'
@@ -44,6 +49,15 @@ export interface OrganisationDeps {
   readonly sessionOrigins: Pick<SessionOrigins, 'forget'>
 }
 
+/** The normalised list, or INVALID_IP_ALLOWLIST_ENTRY naming every bad entry. */
+export function normaliseIpAllowlistInput(input: IpAllowlist, path = '/ipAllowlist'): IpAllowlist {
+  const result = normaliseIpAllowlist(input)
+  if ('allowlist' in result) return result.allowlist
+  const details = result.errors.map((e) => ({ path: `${path}/entries/${e.index}`, message: e.message }))
+  const first = details[0]
+  throw new AppError('INVALID_IP_ALLOWLIST_ENTRY', `${first?.path.slice(1).replaceAll('/', '.')} ${first?.message}`, details)
+}
+
 export interface OrganisationInput {
   parentId: string | null
   tradingName: string
@@ -58,6 +72,8 @@ export interface OrganisationInput {
   taxLiability?: TaxLiability | undefined
   /** Web origins allowed to read the organisation's sessions in a browser; null or absent = inherit. */
   allowedOrigins?: readonly string[] | null | undefined
+  /** Addresses its API keys may call from; null or absent = inherit. */
+  ipAllowlist?: IpAllowlist | null | undefined
   /** Its share of what its parent receives of a service fee, 0–1 (default 0). */
   relativeProfitShare?: number | string | undefined
   billing?: BillingInput | null | undefined
@@ -191,10 +207,15 @@ const newOrganisation = (input: OrganisationInput, now: Date, fx: FxTable): Orga
   status: 'active',
   createdAt: now,
   allowedOrigins: input.allowedOrigins == null ? null : normaliseAllowedOrigins(input.allowedOrigins),
+  ipAllowlist: input.ipAllowlist == null ? null : normaliseIpAllowlistInput(input.ipAllowlist),
+  requireTotp: false,
 })
 
 /** What the tree decides for an organisation, from its chain (root first, the organisation last). */
-export function viewOf(organisation: Organisation, chain: readonly ChainOrganisation[]): OrganisationView {
+export function viewOf(
+  organisation: Organisation,
+  chain: readonly Pick<ChainOrganisation, 'relativeProfitShare' | 'settlementModel'>[],
+): OrganisationView {
   const shares = proportionalProfitShares(chain.map((link) => link.relativeProfitShare))
   return {
     ...organisation,
@@ -246,13 +267,49 @@ export async function createChildOrganisation(
   validate(input, fx)
   const parent = await findOrganisationById(deps.db, input.parentId)
   if (!parent) throw notFound('parent organisation')
-  // The caller acts for the parent's tree, so it may give the child a share of what the parent receives.
-  const organisation = await insertOrganisation(
-    deps.db,
-    newOrganisation({ ...input, serviceFeeRate: parent.serviceFeeRate, taxLiability: parent.taxLiability }, deps.clock(), fx),
-  )
+  const now = deps.clock()
+  const organisation = await deps.db.transaction().execute(async (trx) => {
+    // The caller acts for the parent's tree, so it may give the child a share of what the parent receives.
+    const created = await insertOrganisation(
+      trx,
+      newOrganisation({ ...input, serviceFeeRate: parent.serviceFeeRate, taxLiability: parent.taxLiability }, now, fx),
+    )
+    const { tradingName, legalName, parentId, currencyCode, allowedOrigins, ipAllowlist, relativeProfitShare, billing } = created
+    await recordAudit(
+      trx,
+      principal,
+      [
+        {
+          type: 'organisation.created',
+          organisationId: created.id,
+          changes: { tradingName, legalName, parentId, currencyCode, allowedOrigins, ipAllowlist, relativeProfitShare, billing },
+        },
+      ],
+      now,
+    )
+    return created
+  })
   deps.access.forgetSubtrees()
   return organisationView(deps.db, organisation)
+}
+
+/** The caller's organisation and all its descendants, deactivated ones included, parents before children. */
+export async function listOrganisationTree(
+  deps: Pick<OrganisationDeps, 'db'>,
+  principal: Principal,
+): Promise<(OrganisationView & { depth: number })[]> {
+  const [above, subtree] = await Promise.all([
+    findOrganisationChain(deps.db, principal.organisationId),
+    findSubtreeOrganisations(deps.db, principal.organisationId),
+  ])
+  // Parents come before their children, so each chain is its parent's plus itself (the caller's comes from above).
+  const chains = new Map<string, readonly Pick<ChainOrganisation, 'relativeProfitShare' | 'settlementModel'>[]>()
+  return subtree.map((organisation) => {
+    const parentChain = organisation.parentId === null ? undefined : chains.get(organisation.parentId)
+    const chain = parentChain ? [...parentChain, organisation] : above
+    chains.set(organisation.id, chain)
+    return { ...viewOf(organisation, chain), depth: organisation.depth }
+  })
 }
 
 export async function getOrganisation(
@@ -279,7 +336,7 @@ export async function setAllowedOrigins(
   _now: Date,
 ): Promise<AllowedOrigins> {
   const origins = input.allowedOrigins === null ? null : normaliseAllowedOrigins(input.allowedOrigins)
-  const organisation = await updateAllowedOrigins(db, input.organisationId, origins)
+  const organisation = await updateOrganisationSettings(db, input.organisationId, { allowedOrigins: origins })
   if (!organisation) throw notFound('organisation')
   return {
     organisation: await organisationView(db, organisation),
@@ -288,17 +345,21 @@ export async function setAllowedOrigins(
 }
 
 /** What a PATCH may change (each optional; at least one, by the schema). */
+
 export interface OrganisationUpdate {
   allowedOrigins?: readonly string[] | null | undefined
+  ipAllowlist?: IpAllowlist | null | undefined
+  requireSecondFactor?: boolean | undefined
   relativeProfitShare?: number | undefined
   billing?: BillingInput | null | undefined
 }
 
 /**
- * API path: PATCH of an organisation of the caller's tree: its allowed origins and billing details, and — for a
- * descendant of the caller's organisation only, as the parent's tree decides what it passes on — its relative profit
- * share. Pricing settings are an operator's, and the identity fields (names, address, MCC) are fixed once created.
- * Everything is checked before anything is written, and written in one transaction.
+ * API path: PATCH of an organisation of the caller's tree: its allowed origins, its IP allowlist, (an admin's or an
+ * API key's) whether its Hub users must use a second factor and its billing details, and — for a descendant of the
+ * caller's organisation only, as the parent's tree decides what it passes on — its relative profit share. Pricing
+ * settings are an operator's, and the identity fields (names, address, MCC) are fixed once created. Everything is
+ * checked before anything is written, and written in one statement with its audit event.
  */
 export async function updateOrganisation(
   deps: OrganisationDeps,
@@ -307,6 +368,16 @@ export async function updateOrganisation(
   input: OrganisationUpdate,
 ): Promise<OrganisationView> {
   if (!(await deps.access.canSee(principal, id))) throw notFound('organisation')
+  if (input.requireSecondFactor !== undefined && !principalMay(principal, 'organisations:manage')) {
+    throw new AppError('PERMISSION_DENIED', 'only an admin may require a second factor', [
+      { path: '/requireSecondFactor', message: 'needs the admin role' },
+    ])
+  }
+  for (const field of ['relativeProfitShare', 'billing'] as const) {
+    if (input[field] !== undefined && !principalMay(principal, 'organisations:manage')) {
+      throw new AppError('PERMISSION_DENIED', `only an admin may change ${field}`, [{ path: `/${field}`, message: 'needs the admin role' }])
+    }
+  }
   if (input.relativeProfitShare !== undefined && id === principal.organisationId) {
     throw new AppError(
       'PROFIT_SHARE_SET_BY_PARENT',
@@ -316,29 +387,34 @@ export async function updateOrganisation(
   }
   const current = await findOrganisationById(deps.db, id)
   if (!current) throw notFound('organisation')
-  const origins =
-    input.allowedOrigins === undefined ? undefined : input.allowedOrigins === null ? null : normaliseAllowedOrigins(input.allowedOrigins)
-  const relativeProfitShare = input.relativeProfitShare === undefined ? undefined : parseRelativeProfitShare(input.relativeProfitShare)
-  const billing =
-    input.billing === undefined
-      ? undefined
-      : input.billing === null
-        ? null
-        : normaliseBilling(input.billing, current.address, (await deps.reference.fxInUse()).table)
+  const change: OrganisationSettingsChange = {
+    ...(input.allowedOrigins === undefined
+      ? {}
+      : { allowedOrigins: input.allowedOrigins === null ? null : normaliseAllowedOrigins(input.allowedOrigins) }),
+    ...(input.ipAllowlist === undefined
+      ? {}
+      : { ipAllowlist: input.ipAllowlist === null ? null : normaliseIpAllowlistInput(input.ipAllowlist) }),
+    ...(input.requireSecondFactor === undefined ? {} : { requireTotp: input.requireSecondFactor }),
+    ...(input.relativeProfitShare === undefined ? {} : { relativeProfitShare: parseRelativeProfitShare(input.relativeProfitShare) }),
+    ...(input.billing === undefined
+      ? {}
+      : {
+          billing: input.billing === null ? null : normaliseBilling(input.billing, current.address, (await deps.reference.fxInUse()).table),
+        }),
+  }
+  const now = deps.clock()
   const organisation = await deps.db.transaction().execute(async (trx) => {
-    let updated: Organisation | undefined = current
-    if (origins !== undefined) updated = await updateAllowedOrigins(trx, id, origins)
-    if (relativeProfitShare !== undefined || billing !== undefined) {
-      updated = await updateProfitShareSettings(trx, id, {
-        ...(relativeProfitShare === undefined ? {} : { relativeProfitShare }),
-        ...(billing === undefined ? {} : { billing }),
-      })
-    }
-    return updated
+    const before = await findOrganisationById(trx, id)
+    const after = before && (await updateOrganisationSettings(trx, id, change))
+    if (!before || !after) throw notFound('organisation')
+    const changes = changedFields(before, after, ['allowedOrigins', 'ipAllowlist', 'requireTotp', 'relativeProfitShare', 'billing'])
+    if (Object.keys(changes).length > 0)
+      await recordAudit(trx, principal, [{ type: 'organisation.updated', organisationId: id, changes }], now)
+    return after
   })
-  if (!organisation) throw notFound('organisation')
-  if (origins !== undefined) deps.sessionOrigins.forget()
-  if (relativeProfitShare !== undefined || billing !== undefined) deps.reference.forgetProfitShareChains()
+  deps.sessionOrigins.forget()
+  deps.access.forgetIpAllowlists()
+  if (change.relativeProfitShare !== undefined || change.billing !== undefined) deps.reference.forgetProfitShareChains()
   return organisationView(deps.db, organisation)
 }
 
@@ -365,11 +441,55 @@ export async function setProfitShareSettings(
       : input.billing === null
         ? null
         : normaliseBilling(input.billing, current.address, (await loadFxInUse(db)).table)
-  const organisation = await updateProfitShareSettings(db, current.id, {
+  const organisation = await updateOrganisationSettings(db, current.id, {
     ...(relativeProfitShare === undefined ? {} : { relativeProfitShare }),
     ...(billing === undefined ? {} : { billing }),
     ...(input.settlementModel === undefined ? {} : { settlementModel: input.settlementModel }),
   })
   if (!organisation) throw notFound('organisation')
   return organisationView(db, organisation)
+}
+
+/**
+ * Deactivates or reactivates a descendant of the caller's organisation (never its own: OWN_ORGANISATION). A
+ * deactivated organisation's subtree stops at once in this process (its keys, its users' sessions), in others within
+ * AUTH_CACHE_TTL_MS; reactivating brings it back as it was. Asking for the status it already has changes nothing.
+ */
+export async function setOrganisationActive(
+  deps: Pick<OrganisationDeps, 'db' | 'access' | 'clock'>,
+  principal: Principal,
+  id: string,
+  active: boolean,
+): Promise<OrganisationView> {
+  if (id === principal.organisationId) {
+    throw new AppError('OWN_ORGANISATION', `an organisation cannot ${active ? 'reactivate' : 'deactivate'} itself`, [
+      { path: '/id', message: "is the caller's own organisation" },
+    ])
+  }
+  if (!(await deps.access.canManage(principal, id))) throw notFound('organisation')
+  const status = active ? 'active' : 'inactive'
+  const now = deps.clock()
+  const organisation = await deps.db.transaction().execute(async (trx) => {
+    const before = await findOrganisationById(trx, id)
+    if (!before) throw notFound('organisation')
+    if (before.status === status) return before
+    const after = await updateOrganisationStatus(trx, id, status)
+    if (!after) throw notFound('organisation')
+    await recordAudit(
+      trx,
+      principal,
+      [
+        {
+          type: active ? 'organisation.reactivated' : 'organisation.deactivated',
+          organisationId: id,
+          changes: { status: { from: before.status, to: status } },
+        },
+      ],
+      now,
+    )
+    return after
+  })
+  deps.access.forgetSubtrees()
+  deps.access.forgetKeys()
+  return organisationView(deps.db, organisation)
 }

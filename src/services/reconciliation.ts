@@ -14,7 +14,7 @@ import {
 } from '../db/repositories/impact-records.js'
 import { buildImpactRecord, reversalImpactRecord, type ImpactRecord } from '../domain/impact-record.js'
 import { AppError, notFound } from '../errors.js'
-import type { AccessResolver, Principal } from './access.js'
+import { operatorPrincipal, type AccessResolver, type Principal } from './access.js'
 
 export interface ReconciliationDeps {
   /** The primary: reads by id fall back to it (findOnReplicaFirst). */
@@ -228,7 +228,7 @@ export async function exportAsOperator<T>(
   windowOf(query)
   if (query.organisationId !== undefined && !(await findOrganisationById(deps.db, query.organisationId))) throw notFound('organisation')
   const roots = query.organisationId !== undefined ? [query.organisationId] : await findRootOrganisationIds(deps.db)
-  const operatorOf = (organisationId: string): Principal => ({ keyId: 'operator', organisationId, mode: 'live' })
+  const operatorOf = (organisationId: string): Principal => operatorPrincipal(organisationId)
   const window = { dateTimeFrom: query.dateTimeFrom, dateTimeTo: query.dateTimeTo }
   async function* records(): AsyncGenerator<T> {
     for (const root of roots) yield* await exportTree(operatorOf(root), window)

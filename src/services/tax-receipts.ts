@@ -8,6 +8,8 @@ import { isDatabaseUnavailable } from '../db/failures.js'
 import { claimDueReceipts, markReceiptFailedAttempt, markReceiptSent } from '../db/repositories/tax-receipts.js'
 
 export interface ReceiptMessage {
+  /** Overrides the sender's From address (Hub e-mails have their own). */
+  from?: string
   to: string
   subject: string
   text: string

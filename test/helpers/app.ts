@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../src/config.js'
 import type { Database } from '../../src/db/database.js'
 import { PrometheusMetrics } from '../../src/metrics.js'
 import type { PublicFileDirs } from '../../src/services/public-files.js'
+import type { HubAssets } from '../../src/services/hub-assets.js'
 import { createTestDatabase, type TestDatabase } from './db.js'
 
 export class TestClock {
@@ -32,7 +33,13 @@ export interface TestApp {
 
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { captureLogs?: boolean; metrics?: boolean; beforeReady?: (app: FastifyInstance) => void; publicFiles?: PublicFileDirs } = {},
+  options: {
+    captureLogs?: boolean
+    metrics?: boolean
+    beforeReady?: (app: FastifyInstance) => void
+    publicFiles?: PublicFileDirs
+    hubAssets?: HubAssets
+  } = {},
 ): Promise<TestApp> {
   const config = loadConfig({ LOG_LEVEL: options.captureLogs ? 'info' : 'silent', ...env })
   const database = await createTestDatabase()
@@ -46,7 +53,15 @@ export async function createTestApp(
     },
   })
   const metrics = options.metrics ? new PrometheusMetrics({ now: () => clock.now().getTime() }) : undefined
-  const app = await buildApp({ config, database: handle, clock: clock.now, logStream, metrics, publicFiles: options.publicFiles })
+  const app = await buildApp({
+    config,
+    database: handle,
+    clock: clock.now,
+    logStream,
+    metrics,
+    publicFiles: options.publicFiles,
+    hubAssets: options.hubAssets,
+  })
   options.beforeReady?.(app)
   await app.ready()
   return {

@@ -48,6 +48,7 @@ describe('POST /v3/api-keys', () => {
       revokedAt: null,
       expiresAt: null,
       replacedByKeyId: null,
+      lastUsedAt: null,
       apiKey: expect.stringMatching(/^ck_test_[0-9A-Za-z]{40}$/),
     })
     expect(await canRead(body.apiKey, grandchild.organisationId)).toBe(200)
@@ -81,7 +82,7 @@ describe('GET /v3/api-keys', () => {
     expect(keys.length).toBeGreaterThanOrEqual(2)
     for (const key of keys) {
       expect(Object.keys(key).sort()).toEqual(
-        ['createdAt', 'expiresAt', 'id', 'mode', 'organisationId', 'prefix', 'replacedByKeyId', 'revokedAt'].sort(),
+        ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'mode', 'organisationId', 'prefix', 'replacedByKeyId', 'revokedAt'].sort(),
       )
     }
     expect(res.body).not.toContain(grandchild.apiKey)

@@ -47,6 +47,8 @@ describe('POST /v3/organisations', () => {
       status: { value: 'active', message: null },
       createdAt: t.clock.now().toISOString(),
       allowedOrigins: null,
+      ipAllowlist: null,
+      requireSecondFactor: false,
     })
     const read = await client(t.app, root.apiKey).get(`/organisations/${org.organisationId}`)
     expect(read.statusCode).toBe(200)

@@ -84,6 +84,23 @@ describe('operator CLI', { timeout: 120_000 }, () => {
     expect(child.code).toBe(0)
     expect(child.json().organisation.parentOrganisationId).toBe(org.organisationId)
 
+    // The organisation's first Hub admin, with its one-time set-password link under PUBLIC_BASE_URL.
+    const user = await runCli(['user', 'create', '--organisation', org.organisationId, '--email', 'Ada@Acme.example', '--role', 'admin'], {
+      ...env,
+      PUBLIC_BASE_URL: 'https://canopy.acme.example/',
+    })
+    expect(user.stderr).toBe('')
+    expect(user.json()).toEqual({
+      userId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      organisationId: org.organisationId,
+      email: 'ada@acme.example',
+      role: 'admin',
+      setPasswordUrl: expect.stringMatching(/^https:\/\/canopy\.acme\.example\/hub\/set-password#token=[\w-]{43}$/),
+    })
+    expect((await runCli(['user', 'create', '--organisation', org.organisationId, '--email', 'x@y.z', '--role', 'owner'], env)).code).toBe(
+      2,
+    )
+
     const testKey = await runCli(['key', 'create', '--org', org.organisationId, '--mode', 'test'], env)
     expect(testKey.code).toBe(0)
     expect(testKey.json().apiKey).toMatch(/^ck_test_/)

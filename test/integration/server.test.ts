@@ -47,6 +47,15 @@ describe('the service process on the embedded database', { timeout: 120_000 }, (
     const saved = JSON.parse(readFileSync(credentialsFile(), 'utf8'))
     expect(server.output()).toContain(saved.apiKey)
     expect(server.output()).toContain(saved.organisationId)
+    // The Hub's demo admin: a one-time link to set its password, on the port actually listened on.
+    const link = new RegExp(`${baseUrl.replace(/[.]/g, '\\.')}/hub/set-password#token=([\\w-]{43})`).exec(server.output())
+    expect(link).not.toBeNull()
+    const check = await fetch(`${baseUrl}/hub/api/password-links/check`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: baseUrl },
+      body: JSON.stringify({ token: link?.[1] }),
+    })
+    expect(await check.json()).toEqual({ email: 'admin@demo.canopy.invalid' })
 
     const ok = await fetch(`${baseUrl}/v3/organisations/${saved.organisationId}`, { headers: { authorization: `Bearer ${saved.apiKey}` } })
     expect(ok.status).toBe(200)

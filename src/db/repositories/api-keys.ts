@@ -1,5 +1,5 @@
 // API keys: stored as the SHA-256 of the full key with a short visible prefix; never the key itself.
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { ApiKeyRow, Database } from '../database.js'
 
 export type KeyMode = 'live' | 'test'
@@ -15,10 +15,12 @@ export interface ApiKey {
   expiresAt: Date | null
   /** The key that replaced this one, once rotated. */
   replacedById: string | null
+  /** When the key last authenticated, to the minute; null if never. */
+  lastUsedAt: Date | null
 }
 
 /** A key as authentication sees it: who it is, and until when it works (null = until revoked). */
-export type AuthenticatedKey = Pick<ApiKey, 'id' | 'organisationId' | 'mode' | 'expiresAt'>
+export type AuthenticatedKey = Pick<ApiKey, 'id' | 'organisationId' | 'mode' | 'prefix' | 'expiresAt'>
 
 /** A key whose state just changed, with its hash so that an in-process cache entry can be dropped. */
 export interface ChangedKey {
@@ -35,13 +37,14 @@ const apiKeyFromRow = (row: ApiKeyRow): ApiKey => ({
   revokedAt: row.revoked_at,
   expiresAt: row.expires_at,
   replacedById: row.replaced_by_id,
+  lastUsedAt: row.last_used_at,
 })
 
 const changedKeyFromRow = (row: ApiKeyRow): ChangedKey => ({ key: apiKeyFromRow(row), keyHash: row.key_hash })
 
 export async function insertApiKey(
   db: Kysely<Database>,
-  key: Omit<ApiKey, 'revokedAt' | 'expiresAt' | 'replacedById'>,
+  key: Omit<ApiKey, 'revokedAt' | 'expiresAt' | 'replacedById' | 'lastUsedAt'>,
   keyHash: Buffer,
 ): Promise<ApiKey> {
   const row = await db
@@ -60,19 +63,32 @@ export async function insertApiKey(
 }
 
 /**
- * An unrevoked key of an active organisation, by the SHA-256 of the full key, with its expiry: the caller
- * checks the expiry on every request (so a cached key still stops at its exact expiry).
+ * An unrevoked key of an active organisation (every organisation above it active too), by the SHA-256 of the full
+ * key, with its expiry: the caller checks the expiry on every request (so a cached key still stops at its exact
+ * expiry).
  */
 export async function findKeyForAuthentication(db: Kysely<Database>, keyHash: Uint8Array): Promise<AuthenticatedKey | undefined> {
   const row = await db
     .selectFrom('api_keys as k')
     .innerJoin('organisations as o', 'o.id', 'k.organisation_id')
-    .select(['k.id', 'k.organisation_id', 'k.mode', 'k.expires_at'])
+    .select(['k.id', 'k.organisation_id', 'k.mode', 'k.prefix', 'k.expires_at'])
     .where('k.key_hash', '=', keyHash)
     .where('k.revoked_at', 'is', null)
     .where('o.status', '=', 'active')
+    // A SQL function (migrations/2026_11_24_001510): the walk up the tree is a recursive CTE.
+    .where(sql<boolean>`organisation_active(k.organisation_id)`)
     .executeTakeFirst()
-  return row && { id: row.id, organisationId: row.organisation_id, mode: row.mode, expiresAt: row.expires_at }
+  return row && { id: row.id, organisationId: row.organisation_id, mode: row.mode, prefix: row.prefix, expiresAt: row.expires_at }
+}
+
+/** Records that a key authenticated at `now`, unless it was recorded less than `minIntervalMs` before. */
+export async function touchKeyLastUsed(db: Kysely<Database>, id: string, now: Date, minIntervalMs: number): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: now })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', new Date(now.getTime() - minIntervalMs))]))
+    .execute()
 }
 
 export async function findKeysByOrganisation(db: Kysely<Database>, organisationId: string): Promise<ApiKey[]> {

@@ -2,7 +2,7 @@
 import { sql, type Kysely } from 'kysely'
 import { formatRate } from '../../domain/money.js'
 import type { SettlementModel } from '../../domain/profit-share.js'
-import type { AddressJson, BillingJson, Database, OrganisationRow } from '../database.js'
+import type { AddressJson, BillingJson, Database, IpAllowlistJson, OrganisationRow } from '../database.js'
 
 export type TaxLiability = 'platform' | 'organisation'
 
@@ -29,6 +29,10 @@ export interface Organisation {
   createdAt: Date
   /** Web origins whose pages may read this organisation's sessions (CORS); null = inherit the nearest ancestor's. */
   allowedOrigins: string[] | null
+  /** Addresses its API keys may call from; null = inherit the nearest ancestor's. */
+  ipAllowlist: IpAllowlistJson | null
+  /** Its Hub users (and its descendants') must sign in with a second factor. */
+  requireTotp: boolean
 }
 
 const organisationFromRow = (row: OrganisationRow): Organisation => ({
@@ -49,6 +53,8 @@ const organisationFromRow = (row: OrganisationRow): Organisation => ({
   status: row.status,
   createdAt: row.created_at,
   allowedOrigins: row.allowed_origins,
+  ipAllowlist: row.ip_allowlist,
+  requireTotp: row.require_totp,
 })
 
 export async function insertOrganisation(db: Kysely<Database>, org: Organisation): Promise<Organisation> {
@@ -73,6 +79,8 @@ export async function insertOrganisation(db: Kysely<Database>, org: Organisation
       status: org.status,
       created_at: org.createdAt,
       allowed_origins: org.allowedOrigins,
+      ip_allowlist: org.ipAllowlist === null ? null : JSON.stringify(org.ipAllowlist),
+      require_totp: org.requireTotp,
     })
     .returningAll()
     .executeTakeFirstOrThrow()
@@ -81,21 +89,6 @@ export async function insertOrganisation(db: Kysely<Database>, org: Organisation
 
 export async function findOrganisationById(db: Kysely<Database>, id: string): Promise<Organisation | undefined> {
   const row = await db.selectFrom('organisations').selectAll().where('id', '=', id).executeTakeFirst()
-  return row && organisationFromRow(row)
-}
-
-/** Sets (or, with null, clears so that it inherits) an organisation's own allowed origins; undefined when not found. */
-export async function updateAllowedOrigins(
-  db: Kysely<Database>,
-  id: string,
-  allowedOrigins: string[] | null,
-): Promise<Organisation | undefined> {
-  const row = await db
-    .updateTable('organisations')
-    .set({ allowed_origins: allowedOrigins })
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst()
   return row && organisationFromRow(row)
 }
 
@@ -210,22 +203,30 @@ export async function findOrganisationWithChain(
   return own && { organisation: organisationFromRow(own), chain: rows.map(chainOrganisationOf) }
 }
 
-/** The profit-share settings a change may set; an absent field is left as it is. */
-export interface ProfitShareSettingsChange {
+/** The settings a PATCH (or the operator) may change; an absent field is left as it is. */
+export interface OrganisationSettingsChange {
+  allowedOrigins?: string[] | null
+  ipAllowlist?: IpAllowlistJson | null
+  requireTotp?: boolean
   relativeProfitShare?: string
   billing?: BillingJson | null
   settlementModel?: SettlementModel | null
 }
 
-/** Changes an organisation's profit-share settings; undefined when not found. */
-export async function updateProfitShareSettings(
+/** Changes an organisation's settings in one statement; undefined when not found. */
+export async function updateOrganisationSettings(
   db: Kysely<Database>,
   id: string,
-  change: ProfitShareSettingsChange,
+  change: OrganisationSettingsChange,
 ): Promise<Organisation | undefined> {
   const row = await db
     .updateTable('organisations')
     .set({
+      ...(change.allowedOrigins === undefined ? {} : { allowed_origins: change.allowedOrigins }),
+      ...(change.ipAllowlist === undefined
+        ? {}
+        : { ip_allowlist: change.ipAllowlist === null ? null : JSON.stringify(change.ipAllowlist) }),
+      ...(change.requireTotp === undefined ? {} : { require_totp: change.requireTotp }),
       ...(change.relativeProfitShare === undefined ? {} : { relative_profit_share: change.relativeProfitShare }),
       ...(change.billing === undefined ? {} : { billing: change.billing === null ? null : JSON.stringify(change.billing) }),
       ...(change.settlementModel === undefined ? {} : { settlement_model: change.settlementModel }),
@@ -249,4 +250,59 @@ export async function findSubtreeIds(db: Kysely<Database>, rootId: string): Prom
     )
     SELECT id FROM subtree`.execute(db)
   return result.rows.map((r) => r.id)
+}
+
+/** Activates or deactivates an organisation; undefined when not found. */
+export async function updateOrganisationStatus(
+  db: Kysely<Database>,
+  id: string,
+  status: Organisation['status'],
+): Promise<Organisation | undefined> {
+  const row = await db.updateTable('organisations').set({ status }).where('id', '=', id).returningAll().executeTakeFirst()
+  return row && organisationFromRow(row)
+}
+
+/**
+ * The IP allowlist in force for an organisation: its own, else its nearest ancestor's that has one; null when no
+ * organisation up the tree has one. Raw SQL: a recursive CTE.
+ */
+export async function findEffectiveIpAllowlist(db: Kysely<Database>, organisationId: string): Promise<IpAllowlistJson | null> {
+  const { rows } = await sql<{ ip_allowlist: IpAllowlistJson }>`
+    WITH RECURSIVE chain AS (
+      SELECT id, parent_id, ip_allowlist, 0 AS depth FROM organisations WHERE id = ${organisationId}
+      UNION ALL
+      SELECT o.id, o.parent_id, o.ip_allowlist, c.depth + 1 FROM organisations o JOIN chain c ON o.id = c.parent_id
+      WHERE c.ip_allowlist IS NULL AND c.depth < 32
+    )
+    SELECT ip_allowlist FROM chain WHERE ip_allowlist IS NOT NULL ORDER BY depth LIMIT 1`.execute(db)
+  return rows[0]?.ip_allowlist ?? null
+}
+
+/** True when the organisation or an organisation above it requires a second factor. Raw SQL: a recursive CTE. */
+export async function findTotpRequired(db: Kysely<Database>, organisationId: string): Promise<boolean> {
+  const { rows } = await sql<{ required: boolean | null }>`
+    WITH RECURSIVE chain AS (
+      SELECT id, parent_id, require_totp, 0 AS depth FROM organisations WHERE id = ${organisationId}
+      UNION ALL
+      SELECT o.id, o.parent_id, o.require_totp, c.depth + 1 FROM organisations o JOIN chain c ON o.id = c.parent_id
+      WHERE c.depth < 32
+    )
+    SELECT bool_or(require_totp) AS required FROM chain`.execute(db)
+  return rows[0]?.required === true
+}
+
+/**
+ * An organisation and all its descendants, inactive ones included (to be managed, a deactivated child must be
+ * seen), each with its depth below the top, in tree order (parents before children). Raw SQL: a recursive CTE.
+ */
+export async function findSubtreeOrganisations(db: Kysely<Database>, rootId: string): Promise<(Organisation & { depth: number })[]> {
+  const { rows } = await sql<OrganisationRow & { depth: number; path: string }>`
+    WITH RECURSIVE subtree AS (
+      SELECT o.*, 0 AS depth, o.created_at::text || o.id::text AS path FROM organisations o WHERE o.id = ${rootId}
+      UNION ALL
+      SELECT o.*, s.depth + 1, s.path || '/' || o.created_at::text || o.id::text
+      FROM organisations o JOIN subtree s ON o.parent_id = s.id WHERE s.depth < 32
+    )
+    SELECT * FROM subtree ORDER BY path`.execute(db)
+  return rows.map((row) => ({ ...organisationFromRow(row), depth: Number(row.depth) }))
 }

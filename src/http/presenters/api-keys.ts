@@ -11,6 +11,7 @@ export const presentApiKey = (key: ApiKey): ApiKeyResponse => ({
   revokedAt: key.revokedAt ? key.revokedAt.toISOString() : null,
   expiresAt: key.expiresAt ? key.expiresAt.toISOString() : null,
   replacedByKeyId: key.replacedById,
+  lastUsedAt: key.lastUsedAt ? key.lastUsedAt.toISOString() : null,
 })
 
 export const presentIssuedKey = (issued: IssuedKey): CreatedApiKeyResponse => ({ ...presentApiKey(issued.key), apiKey: issued.apiKey })

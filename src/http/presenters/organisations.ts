@@ -23,4 +23,6 @@ export const presentOrganisation = (org: OrganisationView): OrganisationResponse
   status: { value: org.status, message: null },
   createdAt: org.createdAt.toISOString(),
   allowedOrigins: org.allowedOrigins && [...org.allowedOrigins],
+  ipAllowlist: org.ipAllowlist && { enabled: org.ipAllowlist.enabled, entries: [...org.ipAllowlist.entries] },
+  requireSecondFactor: org.requireTotp,
 })

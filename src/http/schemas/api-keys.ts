@@ -16,6 +16,7 @@ export const ApiKeySchema = Type.Object(
     revokedAt: nullable(Timestamp),
     expiresAt: nullable({ ...Timestamp, description: 'After this instant the key is refused like a revoked key (set by rotation)' }),
     replacedByKeyId: nullable({ ...UuidSchema, description: 'The key that replaced this one when it was rotated' }),
+    lastUsedAt: nullable({ ...Timestamp, description: 'When the key last authenticated, to the minute; null if never' }),
   },
   { title: 'ApiKey' },
 )

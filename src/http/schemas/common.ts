@@ -73,7 +73,9 @@ const ALWAYS: readonly ErrorCode[] = ['INTERNAL_SERVER_ERROR', 'SERVICE_UNAVAILA
  * Each status's description lists its codes and when they happen (from ERROR_CODES).
  */
 export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
-  return responsesFor([...codes, 'TOO_MANY_REQUESTS', ...ALWAYS])
+  // Every route that takes an API key may refuse it by its organisation's IP allowlist.
+  const keyed: ErrorCode[] = codes.includes('UNAUTHORIZED') ? ['IP_NOT_ALLOWED'] : []
+  return responsesFor([...codes, ...keyed, 'TOO_MANY_REQUESTS', ...ALWAYS])
 }
 
 /** The same, for the routes the rate limit does not apply to (health checks). */

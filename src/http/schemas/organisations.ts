@@ -37,6 +37,27 @@ const BillingSchema = nullable(
   ),
 )
 
+const IpAllowlistSchema = {
+  ...nullable(
+    Type.Object(
+      {
+        enabled: Type.Boolean({ description: 'On: API keys of the organisation are refused from any other address (403 IP_NOT_ALLOWED)' }),
+        entries: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+          maxItems: 100,
+          description:
+            'IPv4 or IPv6 addresses ("203.0.113.7"), CIDR blocks ("10.0.0.0/8", "2001:db8::/32") or ranges ("192.0.2.10-192.0.2.50"), ' +
+            'at most 100; stored normalised (a block by its network address, IPv6 compressed, duplicates dropped)',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+  ),
+  description:
+    "Where the organisation's API keys may be used from (and its descendants' keys, unless they have a list of their own). " +
+    "null: inherit the nearest ancestor's list (none: any address).",
+  examples: [{ enabled: true, entries: ['203.0.113.7', '10.0.0.0/8'] }],
+}
+
 export const CreateOrganisationBodySchema = Type.Object(
   {
     parentOrganisationId: UuidSchema,
@@ -50,6 +71,7 @@ export const CreateOrganisationBodySchema = Type.Object(
     allowedOrigins: Type.Optional(AllowedOriginsSchema),
     relativeProfitShare: Type.Optional(RelativeProfitShareSchema),
     billing: Type.Optional(BillingSchema),
+    ipAllowlist: Type.Optional(IpAllowlistSchema),
   },
   { additionalProperties: false },
 )
@@ -61,6 +83,12 @@ export const UpdateOrganisationBodySchema = Type.Object(
     allowedOrigins: Type.Optional(AllowedOriginsSchema),
     relativeProfitShare: Type.Optional(RelativeProfitShareSchema),
     billing: Type.Optional(BillingSchema),
+    ipAllowlist: Type.Optional(IpAllowlistSchema),
+    requireSecondFactor: Type.Optional(
+      Type.Boolean({
+        description: 'Every Hub user of the organisation (and of its descendants) must sign in with TOTP (admins and API keys only)',
+      }),
+    ),
   },
   { additionalProperties: false, minProperties: 1, errorMessage: { minProperties: 'must set at least one field' } },
 )
@@ -110,8 +138,22 @@ export const OrganisationSchema = Type.Object(
       ...nullable(Type.Array(Type.String())),
       description: "The organisation's own allowed origins (CORS for the browser SDK); null: it inherits its nearest ancestor's",
     },
+    ipAllowlist: {
+      ...nullable(Type.Object({ enabled: Type.Boolean(), entries: Type.Array(Type.String()) })),
+      description: "The organisation's own IP allowlist for its API keys; null: it inherits its nearest ancestor's",
+    },
+    requireSecondFactor: Type.Boolean({ description: 'Whether its Hub users must sign in with a second factor (TOTP)' }),
   },
   { title: 'Organisation' },
+)
+
+export const OrganisationTreeSchema = Type.Object(
+  {
+    data: Type.Array(
+      Type.Intersect([OrganisationSchema, Type.Object({ depth: Type.Integer({ description: "Levels below the caller's organisation" }) })]),
+    ),
+  },
+  { title: 'OrganisationTree' },
 )
 
 export type OrganisationResponse = Static<typeof OrganisationSchema>

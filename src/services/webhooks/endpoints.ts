@@ -28,7 +28,9 @@ import {
 import { standardEventBody, TEST_EVENT_TYPE } from '../../domain/webhooks.js'
 import { AppError, notFound } from '../../errors.js'
 import { newId } from '../../ids.js'
-import type { AccessResolver, Principal } from '../access.js'
+import { OPERATOR_ACTOR, type AccessResolver, type Principal } from '../access.js'
+import { recordAudit } from '../audit.js'
+import { changedFields } from '../../domain/audit.js'
 import { BlockedAddressError, systemLookup, type AddressPolicy, type Lookup } from './address-policy.js'
 import { generateSecret } from './signing.js'
 
@@ -109,11 +111,21 @@ export async function createEndpoint(
   input: EndpointInput,
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   await deps.access.assertCanActOn(principal, input.organisationId)
-  return insertNewEndpoint(deps.db, input, deps.urls, deps.clock())
+  return insertNewEndpoint(deps.db, principal, input, deps.urls, deps.clock())
 }
+
+/** What the audit log keeps of an endpoint (never its secret). */
+const auditedEndpoint = (endpoint: WebhookEndpoint) => ({
+  webhookEndpointId: endpoint.id,
+  url: endpoint.url,
+  description: endpoint.description,
+  enabledEvents: endpoint.enabledEvents,
+  format: endpoint.format,
+})
 
 async function insertNewEndpoint(
   db: Kysely<Database>,
+  by: Pick<Principal, 'actor' | 'ip'>,
   input: EndpointInput,
   rules: WebhookUrlRules,
   now: Date,
@@ -133,7 +145,15 @@ async function insertNewEndpoint(
     updatedAt: now,
   }
   const secret = generateSecret()
-  await db.transaction().execute((trx) => insertEndpoint(trx, endpoint, { id: newId(), secret }))
+  await db.transaction().execute(async (trx) => {
+    await insertEndpoint(trx, endpoint, { id: newId(), secret })
+    await recordAudit(
+      trx,
+      by,
+      [{ type: 'webhook_endpoint.created', organisationId: endpoint.organisationId, changes: auditedEndpoint(endpoint) }],
+      now,
+    )
+  })
   return { endpoint, secret }
 }
 
@@ -159,17 +179,43 @@ export async function changeEndpoint(
   id: string,
   changes: EndpointChanges,
 ): Promise<WebhookEndpoint> {
-  await endpointOfTree(deps, principal, id)
+  const before = await endpointOfTree(deps, principal, id)
   const url = changes.url === undefined ? undefined : await checkWebhookUrl(changes.url, deps.urls)
   const enabledEvents = changes.enabledEvents && uniqueEvents(changes.enabledEvents)
-  const updated = await updateEndpoint(deps.db, id, { ...changes, url, enabledEvents }, deps.clock())
+  const now = deps.clock()
+  const updated = await deps.db.transaction().execute(async (trx) => {
+    const after = await updateEndpoint(trx, id, { ...changes, url, enabledEvents }, now)
+    const diff = changedFields(before, after, ['url', 'description', 'enabledEvents', 'format', 'status'])
+    if (Object.keys(diff).length > 0) {
+      await recordAudit(
+        trx,
+        principal,
+        [{ type: 'webhook_endpoint.updated', organisationId: before.organisationId, changes: { webhookEndpointId: id, ...diff } }],
+        now,
+      )
+    }
+    return after
+  })
   if (changes.status === 'enabled') deps.wake()
   return updated
 }
 
-export async function removeEndpoint(deps: Pick<WebhookEndpointDeps, 'db' | 'access'>, principal: Principal, id: string): Promise<void> {
-  await endpointOfTree(deps, principal, id)
-  await deleteEndpoint(deps.db, id)
+export async function removeEndpoint(
+  deps: Pick<WebhookEndpointDeps, 'db' | 'access' | 'clock'>,
+  principal: Principal,
+  id: string,
+): Promise<void> {
+  const endpoint = await endpointOfTree(deps, principal, id)
+  const now = deps.clock()
+  await deps.db.transaction().execute(async (trx) => {
+    await deleteEndpoint(trx, id)
+    await recordAudit(
+      trx,
+      principal,
+      [{ type: 'webhook_endpoint.deleted', organisationId: endpoint.organisationId, changes: auditedEndpoint(endpoint) }],
+      now,
+    )
+  })
 }
 
 export interface RotatedSecret {
@@ -189,7 +235,21 @@ export async function rotateEndpointSecret(
   const now = deps.clock()
   const graceUntil = new Date(now.getTime() + gracePeriodSeconds * 1000)
   const secret = generateSecret()
-  await deps.db.transaction().execute((trx) => rotateSecret(trx, id, { id: newId(), secret }, now, graceUntil))
+  await deps.db.transaction().execute(async (trx) => {
+    await rotateSecret(trx, id, { id: newId(), secret }, now, graceUntil)
+    await recordAudit(
+      trx,
+      principal,
+      [
+        {
+          type: 'webhook_endpoint.secret_rotated',
+          organisationId: endpoint.organisationId,
+          changes: { webhookEndpointId: id, previousSecretExpiresAt: graceUntil },
+        },
+      ],
+      now,
+    )
+  })
   return { endpoint, secret, previousSecretExpiresAt: graceUntil }
 }
 
@@ -215,9 +275,15 @@ export async function sendTestEvent(
   const event = { id: newId(), type: TEST_EVENT_TYPE, timestamp: now, organisationId: endpoint.organisationId }
   const body = standardEventBody({ ...event, data: { webhookEndpointId: endpoint.id, message: 'a test event from Canopy' } })
   const deliveryId = newId()
-  await deps.db
-    .transaction()
-    .execute((trx) => insertTestEvent(trx, { ...event, body, ekkoBody: null, createdAt: now }, endpoint.id, deliveryId))
+  await deps.db.transaction().execute(async (trx) => {
+    await insertTestEvent(trx, { ...event, body, ekkoBody: null, createdAt: now }, endpoint.id, deliveryId)
+    await recordAudit(
+      trx,
+      principal,
+      [{ type: 'webhook_endpoint.tested', organisationId: endpoint.organisationId, changes: { webhookEndpointId: id, eventId: event.id } }],
+      now,
+    )
+  })
   deps.wake()
   return { eventId: event.id, deliveryId }
 }
@@ -262,7 +328,22 @@ async function deliveryOfTree(deps: Pick<WebhookEndpointDeps, 'db' | 'access'>, 
 export async function retryDelivery(deps: WebhookEndpointDeps, principal: Principal, deliveryId: string): Promise<DeliveryWithAttempts> {
   const { endpoint } = await deliveryOfTree(deps, principal, deliveryId)
   assertEnabled(endpoint)
-  await retryDeliveryNow(deps.db, deliveryId, deps.clock())
+  const now = deps.clock()
+  await deps.db.transaction().execute(async (trx) => {
+    await retryDeliveryNow(trx, deliveryId, now)
+    await recordAudit(
+      trx,
+      principal,
+      [
+        {
+          type: 'webhook_delivery.retried',
+          organisationId: endpoint.organisationId,
+          changes: { webhookEndpointId: endpoint.id, deliveryId },
+        },
+      ],
+      now,
+    )
+  })
   deps.wake()
   const delivery = (await findDelivery(deps.db, deliveryId)) as WebhookDelivery
   return { ...delivery, attempts: (await attemptsOf(deps.db, [deliveryId])).get(deliveryId) ?? [] }
@@ -277,7 +358,23 @@ export async function recoverEndpoint(
 ): Promise<{ recovered: number }> {
   const endpoint = await endpointOfTree(deps, principal, id)
   assertEnabled(endpoint)
-  const recovered = await recoverDeliveries(deps.db, id, since, deps.clock())
+  const now = deps.clock()
+  const recovered = await deps.db.transaction().execute(async (trx) => {
+    const count = await recoverDeliveries(trx, id, since, now)
+    await recordAudit(
+      trx,
+      principal,
+      [
+        {
+          type: 'webhook_endpoint.recovered',
+          organisationId: endpoint.organisationId,
+          changes: { webhookEndpointId: id, since, recovered: count },
+        },
+      ],
+      now,
+    )
+    return count
+  })
   if (recovered > 0) deps.wake()
   return { recovered }
 }
@@ -292,7 +389,7 @@ export async function createEndpointAsOperator(
   now: Date,
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   if (!(await findOrganisationById(db, input.organisationId))) throw notFound('organisation')
-  return insertNewEndpoint(db, input, rules, now)
+  return insertNewEndpoint(db, { actor: OPERATOR_ACTOR, ip: null }, input, rules, now)
 }
 
 export async function listEndpointsAsOperator(db: Kysely<Database>, organisationId: string): Promise<WebhookEndpoint[]> {
