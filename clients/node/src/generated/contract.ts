@@ -25,14 +25,34 @@ export const ERROR_CODE_STATUS = {
   WEBHOOK_URL_REFUSED: 400,
   INVALID_DATE_RANGE: 400,
   INVALID_CURSOR: 400,
+  INVALID_PROFIT_SHARE: 400,
+  PROFIT_SHARE_EXCEEDS_FEE: 400,
+  UNSUPPORTED_BILLING_CURRENCY: 400,
+  SETTLEMENT_MODEL_ROOT_ONLY: 400,
+  PERIOD_IN_FUTURE: 400,
+  INVALID_IP_ALLOWLIST_ENTRY: 400,
+  WEAK_PASSWORD: 400,
+  INVALID_PASSWORD_LINK: 400,
   UNAUTHORIZED: 401,
+  INVALID_CREDENTIALS: 401,
+  INVALID_SECOND_FACTOR: 401,
   FORBIDDEN: 403,
+  PERMISSION_DENIED: 403,
+  IP_NOT_ALLOWED: 403,
+  CSRF_REFUSED: 403,
+  SECOND_FACTOR_ENROLMENT_REQUIRED: 403,
+  PROFIT_SHARE_SET_BY_PARENT: 403,
   NOT_FOUND: 404,
   IDEMPOTENCY_KEY_IN_USE: 409,
   ALREADY_REVERSED: 409,
   API_KEY_ALREADY_REVOKED: 409,
   API_KEY_INACTIVE: 409,
   API_KEY_ALREADY_ROTATED: 409,
+  OWN_ORGANISATION: 409,
+  EMAIL_IN_USE: 409,
+  LAST_ADMIN: 409,
+  SECOND_FACTOR_ALREADY_ENABLED: 409,
+  SECOND_FACTOR_REQUIRED_BY_ORGANISATION: 409,
   WEBHOOK_ENDPOINT_DISABLED: 409,
   SESSION_EXPIRED: 410,
   REQUEST_TIMEOUT: 408,
@@ -43,6 +63,7 @@ export const ERROR_CODE_STATUS = {
   NO_CREDIT_PROJECTS: 422,
   NO_CONTRIBUTION_PARTNERS: 422,
   TOO_MANY_REQUESTS: 429,
+  SIGN_IN_THROTTLED: 429,
   INTERNAL_SERVER_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 } as const satisfies Record<components['schemas']['ErrorCode'], number>
@@ -52,6 +73,8 @@ export const ERROR_CODE_STATUS = {
  * the items of an array. The client accepts a decimal string there and sends its digits as the number, exactly.
  */
 export const REQUEST_NUMBER_FIELDS: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  'POST /v3/organisations': [['relativeProfitShare']],
+  'PATCH /v3/organisations/{id}': [['relativeProfitShare']],
   'POST /quotes/carbon': [
     ['transaction', 'amount'],
     ['orderItems', '[]', 'unitPrice', 'value'],
@@ -60,6 +83,10 @@ export const REQUEST_NUMBER_FIELDS: Readonly<Record<string, readonly (readonly s
     ['transaction', 'amount'],
     ['orderItems', '[]', 'unitPrice', 'value'],
   ],
+  'POST /funds/allocations': [
+    ['credits', 'amount'],
+    ['contribution', 'amount'],
+  ],
   'POST /v3/post-purchase/sessions': [
     ['transaction', 'amount'],
     ['orderItems', '[]', 'unitPrice', 'value'],
@@ -67,10 +94,6 @@ export const REQUEST_NUMBER_FIELDS: Readonly<Record<string, readonly (readonly s
   'POST /v3/checkout/sessions': [
     ['transaction', 'amount'],
     ['orderItems', '[]', 'unitPrice', 'value'],
-  ],
-  'POST /funds/allocations': [
-    ['credits', 'amount'],
-    ['contribution', 'amount'],
   ],
 }
 

@@ -174,11 +174,203 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    get?: never
+    /**
+     * List the caller's organisation tree
+     * @description The caller's organisation and all its descendants, deactivated ones included (`status.value`), parents before their children, each with its `depth` below the caller’s organisation.
+     */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              data: ({
+                /** @description UUID */
+                organisationId: string
+                parentOrganisationId: string | null
+                organisationReference: string | null
+                tradingName: string
+                legalName: string
+                address: {
+                  line1?: string
+                  line2?: string | null
+                  line3?: string | null
+                  city?: string
+                  postalCode?: string
+                  state?: string | null
+                  countryCode: string
+                }
+                currencyCode: string
+                website: string | null
+                mcc: string | null
+                /** @description Service fee as a proportion of the impact amount (0.2 = 20%) */
+                serviceFeePercentage: number
+                taxLiability: 'platform' | 'organisation'
+                /** @description Its share of what its parent receives of the service fee (0–1) */
+                relativeProfitShare: number
+                /** @description Its share of the whole service fee, computed: its relativeProfitShare × its parent's proportionalProfitShare (a root's parent, the platform, has 1); rounded to 10 decimals */
+                proportionalProfitShare: number
+                billing: {
+                  currencyCode: string
+                  email: string | null
+                  taxNumber: string | null
+                  companyRegistrationNumber: string | null
+                  countryCode: string
+                  state: string | null
+                } | null
+                /**
+                 * @description How its tree settles profit share (its root's, set by the operator; default gross)
+                 * @enum {string}
+                 */
+                settlementModel: 'net' | 'gross' | 'invoice'
+                status: {
+                  value: 'active' | 'inactive'
+                  message: null
+                }
+                /** Format: date-time */
+                createdAt: string
+                /** @description The organisation's own allowed origins (CORS for the browser SDK); null: it inherits its nearest ancestor's */
+                allowedOrigins: string[] | null
+                /** @description The organisation's own IP allowlist for its API keys; null: it inherits its nearest ancestor's */
+                ipAllowlist: {
+                  enabled: boolean
+                  entries: string[]
+                } | null
+                /** @description Whether its Hub users must sign in with a second factor (TOTP) */
+                requireSecondFactor: boolean
+              } & {
+                /** @description Levels below the caller's organisation */
+                depth: number
+              })[]
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
     put?: never
     /**
      * Create a child organisation
-     * @description Creates an organisation under `parentOrganisationId`, which must be the key's organisation or one of its descendants. The child inherits the parent's service fee and tax liability, and its allowed origins unless `allowedOrigins` is given.
+     * @description Creates an organisation under `parentOrganisationId`, which must be the key's organisation or one of its descendants. The child inherits the parent's service fee and tax liability, and its allowed origins and IP allowlist unless `allowedOrigins` or `ipAllowlist` is given. `relativeProfitShare` (default 0) is its share of what the parent receives of every service fee; `billing` says how its profit share is billed (default: in its own currency, taxed where its address is).
      */
     post: {
       parameters: {
@@ -210,6 +402,37 @@ export interface paths {
             website?: string | null
             mcc?: string | null
             allowedOrigins?: string[] | null
+            /**
+             * @description The share of the service fee this organisation receives from its direct parent, 0–1 with at most 6 decimals (0.6 = 60% of the parent's share); set by the parent's tree. Default 0.
+             * @example 0.6
+             */
+            relativeProfitShare?: number | string
+            billing?: {
+              /** @description The currency its profit share is billed in (one Canopy can price) */
+              currencyCode: string
+              email?: string | null
+              taxNumber?: string | null
+              companyRegistrationNumber?: string | null
+              /** @description Where the tax on its profit share is due (ISO 3166-1 alpha-3); default: its address country */
+              countryCode?: string
+              state?: string | null
+            } | null
+            /**
+             * @description Where the organisation's API keys may be used from (and its descendants' keys, unless they have a list of their own). null: inherit the nearest ancestor's list (none: any address).
+             * @example {
+             *       "enabled": true,
+             *       "entries": [
+             *         "203.0.113.7",
+             *         "10.0.0.0/8"
+             *       ]
+             *     }
+             */
+            ipAllowlist?: {
+              /** @description On: API keys of the organisation are refused from any other address (403 IP_NOT_ALLOWED) */
+              enabled: boolean
+              /** @description IPv4 or IPv6 addresses ("203.0.113.7"), CIDR blocks ("10.0.0.0/8", "2001:db8::/32") or ranges ("192.0.2.10-192.0.2.50"), at most 100; stored normalised (a block by its network address, IPv6 compressed, duplicates dropped) */
+              entries: string[]
+            } | null
           }
         }
       }
@@ -242,6 +465,23 @@ export interface paths {
               /** @description Service fee as a proportion of the impact amount (0.2 = 20%) */
               serviceFeePercentage: number
               taxLiability: 'platform' | 'organisation'
+              /** @description Its share of what its parent receives of the service fee (0–1) */
+              relativeProfitShare: number
+              /** @description Its share of the whole service fee, computed: its relativeProfitShare × its parent's proportionalProfitShare (a root's parent, the platform, has 1); rounded to 10 decimals */
+              proportionalProfitShare: number
+              billing: {
+                currencyCode: string
+                email: string | null
+                taxNumber: string | null
+                companyRegistrationNumber: string | null
+                countryCode: string
+                state: string | null
+              } | null
+              /**
+               * @description How its tree settles profit share (its root's, set by the operator; default gross)
+               * @enum {string}
+               */
+              settlementModel: 'net' | 'gross' | 'invoice'
               status: {
                 value: 'active' | 'inactive'
                 message: null
@@ -250,10 +490,17 @@ export interface paths {
               createdAt: string
               /** @description The organisation's own allowed origins (CORS for the browser SDK); null: it inherits its nearest ancestor's */
               allowedOrigins: string[] | null
+              /** @description The organisation's own IP allowlist for its API keys; null: it inherits its nearest ancestor's */
+              ipAllowlist: {
+                enabled: boolean
+                entries: string[]
+              } | null
+              /** @description Whether its Hub users must sign in with a second factor (TOTP) */
+              requireSecondFactor: boolean
             }
           }
         }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `UNKNOWN_COUNTRY`: a country code is not an assigned ISO 3166-1 alpha-3 code; `UNSUPPORTED_CURRENCY`: a currency code is not one Canopy can price; `INVALID_MCC`: an MCC is not 4 digits; `INVALID_ALLOWED_ORIGIN`: an allowed origin is not scheme://host[:port] (http or https; no path, query, fragment, user info or wildcard; never null); `TOO_MANY_ALLOWED_ORIGINS`: an organisation was given more than 20 allowed origins */
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `UNKNOWN_COUNTRY`: a country code is not an assigned ISO 3166-1 alpha-3 code; `UNSUPPORTED_CURRENCY`: a currency code is not one Canopy can price; `INVALID_MCC`: an MCC is not 4 digits; `INVALID_ALLOWED_ORIGIN`: an allowed origin is not scheme://host[:port] (http or https; no path, query, fragment, user info or wildcard; never null); `TOO_MANY_ALLOWED_ORIGINS`: an organisation was given more than 20 allowed origins; `INVALID_PROFIT_SHARE`: a relativeProfitShare is not a number from 0 to 1 with at most 6 decimals; `UNSUPPORTED_BILLING_CURRENCY`: an organisation's billing.currencyCode is not one Canopy can price; `UNKNOWN_SUBDIVISION`: a US state or Canadian province that decides the sales tax is not a recognised ISO 3166-2 code or name; `INVALID_IP_ALLOWLIST_ENTRY`: an ipAllowlist entry is not an IP address, a CIDR block or a range of two addresses of one family (details names it) */
         400: {
           headers: {
             [name: string]: unknown
@@ -273,6 +520,10 @@ export interface paths {
                 | 'INVALID_MCC'
                 | 'INVALID_ALLOWED_ORIGIN'
                 | 'TOO_MANY_ALLOWED_ORIGINS'
+                | 'INVALID_PROFIT_SHARE'
+                | 'UNSUPPORTED_BILLING_CURRENCY'
+                | 'UNKNOWN_SUBDIVISION'
+                | 'INVALID_IP_ALLOWLIST_ENTRY'
               details?: {
                 path: string
                 message: string
@@ -281,7 +532,7 @@ export interface paths {
             }
           }
         }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
         401: {
           headers: {
             [name: string]: unknown
@@ -303,7 +554,7 @@ export interface paths {
             }
           }
         }
-        /** @description `FORBIDDEN`: a body or query organisationId is outside the API key's organisation tree */
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
         403: {
           headers: {
             [name: string]: unknown
@@ -316,7 +567,7 @@ export interface paths {
                * @description Stable UPPER_SNAKE code (see the error code table)
                * @enum {string}
                */
-              code: 'FORBIDDEN'
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
               details?: {
                 path: string
                 message: string
@@ -513,6 +764,23 @@ export interface paths {
               /** @description Service fee as a proportion of the impact amount (0.2 = 20%) */
               serviceFeePercentage: number
               taxLiability: 'platform' | 'organisation'
+              /** @description Its share of what its parent receives of the service fee (0–1) */
+              relativeProfitShare: number
+              /** @description Its share of the whole service fee, computed: its relativeProfitShare × its parent's proportionalProfitShare (a root's parent, the platform, has 1); rounded to 10 decimals */
+              proportionalProfitShare: number
+              billing: {
+                currencyCode: string
+                email: string | null
+                taxNumber: string | null
+                companyRegistrationNumber: string | null
+                countryCode: string
+                state: string | null
+              } | null
+              /**
+               * @description How its tree settles profit share (its root's, set by the operator; default gross)
+               * @enum {string}
+               */
+              settlementModel: 'net' | 'gross' | 'invoice'
               status: {
                 value: 'active' | 'inactive'
                 message: null
@@ -521,6 +789,13 @@ export interface paths {
               createdAt: string
               /** @description The organisation's own allowed origins (CORS for the browser SDK); null: it inherits its nearest ancestor's */
               allowedOrigins: string[] | null
+              /** @description The organisation's own IP allowlist for its API keys; null: it inherits its nearest ancestor's */
+              ipAllowlist: {
+                enabled: boolean
+                entries: string[]
+              } | null
+              /** @description Whether its Hub users must sign in with a second factor (TOTP) */
+              requireSecondFactor: boolean
             }
           }
         }
@@ -546,7 +821,7 @@ export interface paths {
             }
           }
         }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
         401: {
           headers: {
             [name: string]: unknown
@@ -560,6 +835,28 @@ export interface paths {
                * @enum {string}
                */
               code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
               details?: {
                 path: string
                 message: string
@@ -664,8 +961,8 @@ export interface paths {
     options?: never
     head?: never
     /**
-     * Update an organisation's allowed origins (the key's own or a descendant)
-     * @description Sets the web origins whose pages may read the organisation's sessions with the browser SDK (CORS on the session reads). `allowedOrigins` is the only field that can change here: pricing settings are the operator's, and the identity fields are fixed. `null` makes the organisation inherit its nearest ancestor's list again; `[]` allows no origin (and stops inheriting). Other processes follow within AUTH_CACHE_TTL_MS.
+     * Update an organisation's allowed origins, IP allowlist, second-factor rule, billing details or profit share
+     * @description `allowedOrigins`: the web origins whose pages may read the organisation's sessions with the browser SDK (CORS on the session reads). `ipAllowlist`: the addresses its API keys (and its descendants' without a list of their own) may be used from, with an on/off switch. `requireSecondFactor` (admins and API keys): its Hub users must sign in with TOTP. `billing` (admins and API keys): how its profit share is billed (`null`: in its own currency). `relativeProfitShare` (admins and API keys): its share of what its parent receives of every service fee — set by the parent's tree only, so a caller cannot set its own organisation's (PROFIT_SHARE_SET_BY_PARENT). Pricing settings are the operator's, and the identity fields are fixed. `null` makes a list inherit its nearest ancestor's again; `[]` allows no origin (and stops inheriting). Every change is in the audit log. Other processes follow within AUTH_CACHE_TTL_MS (origins, allowlist) or CATALOGUE_CACHE_TTL_MS (profit share).
      */
     patch: {
       parameters: {
@@ -680,7 +977,40 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            allowedOrigins: string[] | null
+            allowedOrigins?: string[] | null
+            /**
+             * @description The share of the service fee this organisation receives from its direct parent, 0–1 with at most 6 decimals (0.6 = 60% of the parent's share); set by the parent's tree. Default 0.
+             * @example 0.6
+             */
+            relativeProfitShare?: number | string
+            billing?: {
+              /** @description The currency its profit share is billed in (one Canopy can price) */
+              currencyCode: string
+              email?: string | null
+              taxNumber?: string | null
+              companyRegistrationNumber?: string | null
+              /** @description Where the tax on its profit share is due (ISO 3166-1 alpha-3); default: its address country */
+              countryCode?: string
+              state?: string | null
+            } | null
+            /**
+             * @description Where the organisation's API keys may be used from (and its descendants' keys, unless they have a list of their own). null: inherit the nearest ancestor's list (none: any address).
+             * @example {
+             *       "enabled": true,
+             *       "entries": [
+             *         "203.0.113.7",
+             *         "10.0.0.0/8"
+             *       ]
+             *     }
+             */
+            ipAllowlist?: {
+              /** @description On: API keys of the organisation are refused from any other address (403 IP_NOT_ALLOWED) */
+              enabled: boolean
+              /** @description IPv4 or IPv6 addresses ("203.0.113.7"), CIDR blocks ("10.0.0.0/8", "2001:db8::/32") or ranges ("192.0.2.10-192.0.2.50"), at most 100; stored normalised (a block by its network address, IPv6 compressed, duplicates dropped) */
+              entries: string[]
+            } | null
+            /** @description Every Hub user of the organisation (and of its descendants) must sign in with TOTP (admins and API keys only) */
+            requireSecondFactor?: boolean
           }
         }
       }
@@ -713,6 +1043,23 @@ export interface paths {
               /** @description Service fee as a proportion of the impact amount (0.2 = 20%) */
               serviceFeePercentage: number
               taxLiability: 'platform' | 'organisation'
+              /** @description Its share of what its parent receives of the service fee (0–1) */
+              relativeProfitShare: number
+              /** @description Its share of the whole service fee, computed: its relativeProfitShare × its parent's proportionalProfitShare (a root's parent, the platform, has 1); rounded to 10 decimals */
+              proportionalProfitShare: number
+              billing: {
+                currencyCode: string
+                email: string | null
+                taxNumber: string | null
+                companyRegistrationNumber: string | null
+                countryCode: string
+                state: string | null
+              } | null
+              /**
+               * @description How its tree settles profit share (its root's, set by the operator; default gross)
+               * @enum {string}
+               */
+              settlementModel: 'net' | 'gross' | 'invoice'
               status: {
                 value: 'active' | 'inactive'
                 message: null
@@ -721,10 +1068,17 @@ export interface paths {
               createdAt: string
               /** @description The organisation's own allowed origins (CORS for the browser SDK); null: it inherits its nearest ancestor's */
               allowedOrigins: string[] | null
+              /** @description The organisation's own IP allowlist for its API keys; null: it inherits its nearest ancestor's */
+              ipAllowlist: {
+                enabled: boolean
+                entries: string[]
+              } | null
+              /** @description Whether its Hub users must sign in with a second factor (TOTP) */
+              requireSecondFactor: boolean
             }
           }
         }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `INVALID_ALLOWED_ORIGIN`: an allowed origin is not scheme://host[:port] (http or https; no path, query, fragment, user info or wildcard; never null); `TOO_MANY_ALLOWED_ORIGINS`: an organisation was given more than 20 allowed origins */
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `INVALID_ALLOWED_ORIGIN`: an allowed origin is not scheme://host[:port] (http or https; no path, query, fragment, user info or wildcard; never null); `TOO_MANY_ALLOWED_ORIGINS`: an organisation was given more than 20 allowed origins; `INVALID_PROFIT_SHARE`: a relativeProfitShare is not a number from 0 to 1 with at most 6 decimals; `UNSUPPORTED_BILLING_CURRENCY`: an organisation's billing.currencyCode is not one Canopy can price; `UNKNOWN_COUNTRY`: a country code is not an assigned ISO 3166-1 alpha-3 code; `UNKNOWN_SUBDIVISION`: a US state or Canadian province that decides the sales tax is not a recognised ISO 3166-2 code or name; `INVALID_IP_ALLOWLIST_ENTRY`: an ipAllowlist entry is not an IP address, a CIDR block or a range of two addresses of one family (details names it) */
         400: {
           headers: {
             [name: string]: unknown
@@ -737,7 +1091,15 @@ export interface paths {
                * @description Stable UPPER_SNAKE code (see the error code table)
                * @enum {string}
                */
-              code: 'BAD_REQUEST' | 'INVALID_ALLOWED_ORIGIN' | 'TOO_MANY_ALLOWED_ORIGINS'
+              code:
+                | 'BAD_REQUEST'
+                | 'INVALID_ALLOWED_ORIGIN'
+                | 'TOO_MANY_ALLOWED_ORIGINS'
+                | 'INVALID_PROFIT_SHARE'
+                | 'UNSUPPORTED_BILLING_CURRENCY'
+                | 'UNKNOWN_COUNTRY'
+                | 'UNKNOWN_SUBDIVISION'
+                | 'INVALID_IP_ALLOWLIST_ENTRY'
               details?: {
                 path: string
                 message: string
@@ -746,7 +1108,7 @@ export interface paths {
             }
           }
         }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
         401: {
           headers: {
             [name: string]: unknown
@@ -760,6 +1122,28 @@ export interface paths {
                * @enum {string}
                */
               code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key); `PERMISSION_DENIED`: the Hub user's role does not allow this action (see the roles in "The Hub"); `PROFIT_SHARE_SET_BY_PARENT`: a caller tried to set the relativeProfitShare of its own organisation or of one above it: a share is set by the parent's tree (a root's by the operator) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED' | 'PERMISSION_DENIED' | 'PROFIT_SHARE_SET_BY_PARENT'
               details?: {
                 path: string
                 message: string
@@ -904,6 +1288,550 @@ export interface paths {
     }
     trace?: never
   }
+  '/v3/organisations/{id}/deactivate': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Deactivate a descendant organisation
+     * @description The organisation and everything below it stop: their API keys answer 401 and their Hub users are signed out (in other processes within AUTH_CACHE_TTL_MS). Nothing is deleted; reactivate to undo. An organisation cannot deactivate itself (OWN_ORGANISATION).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          /** @description UUID */
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              organisationId: string
+              parentOrganisationId: string | null
+              organisationReference: string | null
+              tradingName: string
+              legalName: string
+              address: {
+                line1?: string
+                line2?: string | null
+                line3?: string | null
+                city?: string
+                postalCode?: string
+                state?: string | null
+                countryCode: string
+              }
+              currencyCode: string
+              website: string | null
+              mcc: string | null
+              /** @description Service fee as a proportion of the impact amount (0.2 = 20%) */
+              serviceFeePercentage: number
+              taxLiability: 'platform' | 'organisation'
+              /** @description Its share of what its parent receives of the service fee (0–1) */
+              relativeProfitShare: number
+              /** @description Its share of the whole service fee, computed: its relativeProfitShare × its parent's proportionalProfitShare (a root's parent, the platform, has 1); rounded to 10 decimals */
+              proportionalProfitShare: number
+              billing: {
+                currencyCode: string
+                email: string | null
+                taxNumber: string | null
+                companyRegistrationNumber: string | null
+                countryCode: string
+                state: string | null
+              } | null
+              /**
+               * @description How its tree settles profit share (its root's, set by the operator; default gross)
+               * @enum {string}
+               */
+              settlementModel: 'net' | 'gross' | 'invoice'
+              status: {
+                value: 'active' | 'inactive'
+                message: null
+              }
+              /** Format: date-time */
+              createdAt: string
+              /** @description The organisation's own allowed origins (CORS for the browser SDK); null: it inherits its nearest ancestor's */
+              allowedOrigins: string[] | null
+              /** @description The organisation's own IP allowlist for its API keys; null: it inherits its nearest ancestor's */
+              ipAllowlist: {
+                enabled: boolean
+                entries: string[]
+              } | null
+              /** @description Whether its Hub users must sign in with a second factor (TOTP) */
+              requireSecondFactor: boolean
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key); `PERMISSION_DENIED`: the Hub user's role does not allow this action (see the roles in "The Hub") */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED' | 'PERMISSION_DENIED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `OWN_ORGANISATION`: an organisation was asked to deactivate or reactivate itself; only an organisation above it (or an operator) can */
+        409: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'OWN_ORGANISATION'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v3/organisations/{id}/reactivate': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Reactivate a descendant organisation
+     * @description The organisation and its subtree work again as they were before deactivation (its keys, its users).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          /** @description UUID */
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              organisationId: string
+              parentOrganisationId: string | null
+              organisationReference: string | null
+              tradingName: string
+              legalName: string
+              address: {
+                line1?: string
+                line2?: string | null
+                line3?: string | null
+                city?: string
+                postalCode?: string
+                state?: string | null
+                countryCode: string
+              }
+              currencyCode: string
+              website: string | null
+              mcc: string | null
+              /** @description Service fee as a proportion of the impact amount (0.2 = 20%) */
+              serviceFeePercentage: number
+              taxLiability: 'platform' | 'organisation'
+              /** @description Its share of what its parent receives of the service fee (0–1) */
+              relativeProfitShare: number
+              /** @description Its share of the whole service fee, computed: its relativeProfitShare × its parent's proportionalProfitShare (a root's parent, the platform, has 1); rounded to 10 decimals */
+              proportionalProfitShare: number
+              billing: {
+                currencyCode: string
+                email: string | null
+                taxNumber: string | null
+                companyRegistrationNumber: string | null
+                countryCode: string
+                state: string | null
+              } | null
+              /**
+               * @description How its tree settles profit share (its root's, set by the operator; default gross)
+               * @enum {string}
+               */
+              settlementModel: 'net' | 'gross' | 'invoice'
+              status: {
+                value: 'active' | 'inactive'
+                message: null
+              }
+              /** Format: date-time */
+              createdAt: string
+              /** @description The organisation's own allowed origins (CORS for the browser SDK); null: it inherits its nearest ancestor's */
+              allowedOrigins: string[] | null
+              /** @description The organisation's own IP allowlist for its API keys; null: it inherits its nearest ancestor's */
+              ipAllowlist: {
+                enabled: boolean
+                entries: string[]
+              } | null
+              /** @description Whether its Hub users must sign in with a second factor (TOTP) */
+              requireSecondFactor: boolean
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key); `PERMISSION_DENIED`: the Hub user's role does not allow this action (see the roles in "The Hub") */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED' | 'PERMISSION_DENIED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `OWN_ORGANISATION`: an organisation was asked to deactivate or reactivate itself; only an organisation above it (or an operator) can */
+        409: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'OWN_ORGANISATION'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v3/api-keys': {
     parameters: {
       query?: never
@@ -951,6 +1879,7 @@ export interface paths {
                 revokedAt: string | null
                 expiresAt: string | null
                 replacedByKeyId: string | null
+                lastUsedAt: string | null
               }[]
             }
           }
@@ -977,7 +1906,7 @@ export interface paths {
             }
           }
         }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
         401: {
           headers: {
             [name: string]: unknown
@@ -999,7 +1928,7 @@ export interface paths {
             }
           }
         }
-        /** @description `FORBIDDEN`: a body or query organisationId is outside the API key's organisation tree */
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
         403: {
           headers: {
             [name: string]: unknown
@@ -1012,7 +1941,7 @@ export interface paths {
                * @description Stable UPPER_SNAKE code (see the error code table)
                * @enum {string}
                */
-              code: 'FORBIDDEN'
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
               details?: {
                 path: string
                 message: string
@@ -1138,6 +2067,7 @@ export interface paths {
               revokedAt: string | null
               expiresAt: string | null
               replacedByKeyId: string | null
+              lastUsedAt: string | null
               /** @description The full key: shown once, never again */
               apiKey: string
             }
@@ -1165,7 +2095,7 @@ export interface paths {
             }
           }
         }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
         401: {
           headers: {
             [name: string]: unknown
@@ -1187,7 +2117,7 @@ export interface paths {
             }
           }
         }
-        /** @description `FORBIDDEN`: a body or query organisationId is outside the API key's organisation tree */
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
         403: {
           headers: {
             [name: string]: unknown
@@ -1200,7 +2130,7 @@ export interface paths {
                * @description Stable UPPER_SNAKE code (see the error code table)
                * @enum {string}
                */
-              code: 'FORBIDDEN'
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
               details?: {
                 path: string
                 message: string
@@ -1385,6 +2315,7 @@ export interface paths {
               revokedAt: string | null
               expiresAt: string | null
               replacedByKeyId: string | null
+              lastUsedAt: string | null
               /** @description The full key: shown once, never again */
               apiKey: string
               /** ApiKey */
@@ -1405,6 +2336,7 @@ export interface paths {
                 revokedAt: string | null
                 expiresAt: string | null
                 replacedByKeyId: string | null
+                lastUsedAt: string | null
               }
             }
           }
@@ -1431,7 +2363,7 @@ export interface paths {
             }
           }
         }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
         401: {
           headers: {
             [name: string]: unknown
@@ -1445,6 +2377,28 @@ export interface paths {
                * @enum {string}
                */
               code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
               details?: {
                 path: string
                 message: string
@@ -1663,6 +2617,7 @@ export interface paths {
               revokedAt: string | null
               expiresAt: string | null
               replacedByKeyId: string | null
+              lastUsedAt: string | null
             }
           }
         }
@@ -1688,7 +2643,7 @@ export interface paths {
             }
           }
         }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
         401: {
           headers: {
             [name: string]: unknown
@@ -1702,6 +2657,28 @@ export interface paths {
                * @enum {string}
                */
               code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
               details?: {
                 path: string
                 message: string
@@ -2117,7 +3094,7 @@ export interface paths {
             }
           }
         }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
         401: {
           headers: {
             [name: string]: unknown
@@ -2139,7 +3116,7 @@ export interface paths {
             }
           }
         }
-        /** @description `FORBIDDEN`: a body or query organisationId is outside the API key's organisation tree */
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
         403: {
           headers: {
             [name: string]: unknown
@@ -2152,7 +3129,7 @@ export interface paths {
                * @description Stable UPPER_SNAKE code (see the error code table)
                * @enum {string}
                */
-              code: 'FORBIDDEN'
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
               details?: {
                 path: string
                 message: string
@@ -2565,7 +3542,7 @@ export interface paths {
             }
           }
         }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
         401: {
           headers: {
             [name: string]: unknown
@@ -2587,7 +3564,7 @@ export interface paths {
             }
           }
         }
-        /** @description `FORBIDDEN`: a body or query organisationId is outside the API key's organisation tree */
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
         403: {
           headers: {
             [name: string]: unknown
@@ -2600,7 +3577,7 @@ export interface paths {
                * @description Stable UPPER_SNAKE code (see the error code table)
                * @enum {string}
                */
-              code: 'FORBIDDEN'
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
               details?: {
                 path: string
                 message: string
@@ -3021,7 +3998,7 @@ export interface paths {
             }
           }
         }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
         401: {
           headers: {
             [name: string]: unknown
@@ -3035,6 +4012,28 @@ export interface paths {
                * @enum {string}
                */
               code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
               details?: {
                 path: string
                 message: string
@@ -3214,7 +4213,7 @@ export interface paths {
             }
           }
         }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
         401: {
           headers: {
             [name: string]: unknown
@@ -3228,6 +4227,28 @@ export interface paths {
                * @enum {string}
                */
               code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
               details?: {
                 path: string
                 message: string
@@ -3250,6 +4271,6323 @@ export interface paths {
                * @enum {string}
                */
               code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/quotes/{id}/explain': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Where every figure of a quote came from
+     * @description Read only from what the quote locked (never from today's tables): the emission factor (MCC, country, source, version, unit), the FX rates and deflator with their dates and sources, each project's price, rate and weight, the tax rule of each line (jurisdiction, rate, source), the service fee, and every rounding step, with the arithmetic between them, so the amounts can be recomputed from it alone. Figures are exact decimal strings. Quotes priced before a part was locked list it in `missing`. JSON, or readable text with `Accept: text/plain`.
+     */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          /** @description UUID */
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The explanation */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              quoteId: string
+              /** Format: date-time */
+              createdAt: string
+              /** @description The UTC date of its tax rates and CPI year */
+              quoteDate: string
+              impactType: 'carbon' | 'nature'
+              currencyCode: string
+              minorUnits: number
+              /** @description What this quote did not lock (quotes priced before explanations); empty when complete */
+              missing: string[]
+              transaction: {
+                amount: string
+                currencyCode: string
+              }
+              footprint: {
+                mcc: string
+                merchantCountryCode: string | null
+                factor: {
+                  id: string
+                  source: string
+                  version: string
+                  region: string
+                  matchedBy: string
+                  value: string
+                  tailpipeValue: string | null
+                  unit: string
+                  baseCurrency: string
+                  priceYear: number
+                }
+                fx: {
+                  from: string
+                  to: string
+                  rate: string
+                  date: string
+                  source: string
+                }
+                deflator: {
+                  value: string
+                  basis: {
+                    series: string
+                    priceYear: number
+                    priceYearIndex: string
+                    year: number
+                    yearIndex: string
+                  } | null
+                  rule: string
+                }
+                /** @description amount × fx.rate × deflator, exact */
+                spend: string
+                result:
+                  | {
+                      /** @enum {string} */
+                      kind: 'carbon'
+                      gramsExact: string
+                      co2eGrams: string
+                      co2eOunces: string
+                    }
+                  | {
+                      /** @enum {string} */
+                      kind: 'nature'
+                      squareMetresExact: string
+                      areaSquareMetres: string
+                      areaSquareFeet: string
+                    }
+                equivalents: {
+                  key: string
+                  value: number
+                  basis: string
+                }[]
+              }
+              tax: {
+                ruleSetVersion: string
+                effectiveDate: string
+                rateSource: string | null
+                jurisdiction: {
+                  country: string
+                  state: string | null
+                  basis: string
+                }
+                creditImpact: {
+                  rate: string
+                  rule: string | null
+                }
+                contributionImpact: {
+                  rate: string
+                  rule: string | null
+                }
+                serviceFee: {
+                  rate: string
+                  rule: string | null
+                }
+              }
+              credits: {
+                projects: {
+                  id: string
+                  name: string
+                  impactPartnerId: string
+                  catalogue: {
+                    price: string
+                    currencyCode: string
+                  }
+                  fx: {
+                    rate: string
+                    date: string
+                    source: string
+                  } | null
+                  unitPrice: string
+                  weight: string
+                  weightShare: string
+                }[]
+                unitPriceExact: string | null
+                unitPrice: string
+                tonnes: string
+                section: {
+                  taxRates: {
+                    impactTax: string
+                    serviceFee: string
+                    serviceFeeTax: string
+                  }
+                  /** @description D = 1 + impactTax + serviceFee × (1 + serviceFeeTax) */
+                  grossFactor: string
+                  /** @description [1, impactTax, serviceFee, serviceFee × serviceFeeTax] */
+                  splitWeights: string[]
+                  effectiveRates: {
+                    impact: string
+                    impactTax: string
+                    serviceFee: string
+                    serviceFeeTax: string
+                  }
+                }
+                /** @description tonnes × unitPrice × grossFactor, before rounding */
+                totalExact: string
+                amounts: {
+                  total: string
+                  impact: string
+                  impactTax: string
+                  serviceFee: string
+                  serviceFeeTax: string
+                }
+              } | null
+              contribution: {
+                taxRates: {
+                  impactTax: string
+                  serviceFee: string
+                  serviceFeeTax: string
+                }
+                /** @description D = 1 + impactTax + serviceFee × (1 + serviceFeeTax) */
+                grossFactor: string
+                /** @description [1, impactTax, serviceFee, serviceFee × serviceFeeTax] */
+                splitWeights: string[]
+                effectiveRates: {
+                  impact: string
+                  impactTax: string
+                  serviceFee: string
+                  serviceFeeTax: string
+                }
+                impactPartnerIds: string[]
+              }
+              rounding: {
+                figure: string
+                rule: string
+              }[]
+            }
+            'text/plain': string
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+            'text/plain': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+            'text/plain': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+            'text/plain': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+            'text/plain': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+            'text/plain': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+            'text/plain': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+            'text/plain': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/funds/allocations': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Allocate funds from a quote (idempotent)
+     * @description Splits each amount with the rates the quote locked: credits across the quote's projects by their weights, contributions equally across the chosen impact partners. Requires an `Idempotency-Key` header: the same key and request return the original 201 body (with `Idempotent-Replayed: true`); the same key with another request is 422; a duplicate still in progress is 409.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description 1–255 printable ASCII characters, unique per allocation */
+          'idempotency-key': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description UUID */
+            organisationId: string
+            /** @description UUID */
+            quoteId: string
+            /** @description ISO 4217 code, upper case */
+            currencyCode?: string
+            credits?: {
+              /** @description Amount paid, including service fee and sales tax */
+              amount: number | string
+            } | null
+            contribution?: {
+              /** @description Amount paid, including service fee and sales tax */
+              amount: number | string
+              /** @description At least one; omit the field for all the quote's partners */
+              impactPartnerIds?: string[]
+            } | null
+            issueTaxReceipt?: boolean
+            /** Format: email */
+            consumerEmail?: string
+          }
+        }
+      }
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              fundsAllocationId: string
+              /** @description UUID */
+              reversalId?: string
+              /** @description UUID */
+              quoteId: string
+              currencyCode: string
+              credits: {
+                /** @description UUID */
+                projectId: string
+                /** @description UUID */
+                impactPartnerId: string
+                /** @description Amount directed to the project or partner */
+                impactAmount: number
+                impactSalesTaxAmount: number
+                impactSalesTaxRate: number
+                /** @description The service's fee */
+                serviceFeeAmount: number
+                serviceFeeSalesTaxAmount: number
+                serviceFeeSalesTaxRate: number
+              }[]
+              contributions: {
+                /** @description UUID */
+                impactPartnerId: string
+                /** @description Amount directed to the project or partner */
+                impactAmount: number
+                impactSalesTaxAmount: number
+                impactSalesTaxRate: number
+                /** @description The service's fee */
+                serviceFeeAmount: number
+                serviceFeeSalesTaxAmount: number
+                serviceFeeSalesTaxRate: number
+              }[]
+              taxLiability: 'platform' | 'organisation'
+              /** Format: date-time */
+              createdAt: string
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `CREDITS_OR_CONTRIBUTION_REQUIRED`: an allocation has neither credits nor contribution; `CONSUMER_EMAIL_REQUIRED`: issueTaxReceipt is true but consumerEmail is missing; `TAX_RECEIPT_REQUIRES_CONTRIBUTION`: issueTaxReceipt is true but the allocation has no contribution; `CURRENCY_MISMATCH`: an allocation's currencyCode is not its quote's currency; `AMOUNT_PRECISION`: an amount has more decimals than its currency's minor units; `AMOUNT_OUT_OF_RANGE`: an amount is not a finite number greater than 0; `NO_CREDITS_IN_QUOTE`: credits were allocated against a quote without a credits section (a nature quote); `IMPACT_PARTNER_NOT_FOUND`: an id in contribution.impactPartnerIds is not one of the quote's contribution partners */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code:
+                | 'BAD_REQUEST'
+                | 'CREDITS_OR_CONTRIBUTION_REQUIRED'
+                | 'CONSUMER_EMAIL_REQUIRED'
+                | 'TAX_RECEIPT_REQUIRES_CONTRIBUTION'
+                | 'CURRENCY_MISMATCH'
+                | 'AMOUNT_PRECISION'
+                | 'AMOUNT_OUT_OF_RANGE'
+                | 'NO_CREDITS_IN_QUOTE'
+                | 'IMPACT_PARTNER_NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IDEMPOTENCY_KEY_IN_USE`: a request with the same Idempotency-Key is still being processed; retry shortly */
+        409: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IDEMPOTENCY_KEY_IN_USE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `REQUEST_ENTITY_TOO_LARGE`: the request body is larger than BODY_LIMIT_BYTES */
+        413: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'REQUEST_ENTITY_TOO_LARGE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNSUPPORTED_MEDIA_TYPE`: the request body is not application/json */
+        415: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNSUPPORTED_MEDIA_TYPE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IDEMPOTENCY_KEY_REUSED`: the Idempotency-Key was already used with a different request; `NO_CONTRIBUTION_PARTNERS`: a contribution was allocated against a quote without contribution partners */
+        422: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IDEMPOTENCY_KEY_REUSED' | 'NO_CONTRIBUTION_PARTNERS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/funds/allocations/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Get a funds allocation, exactly as it was created */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          /** @description UUID */
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              fundsAllocationId: string
+              /** @description UUID */
+              reversalId?: string
+              /** @description UUID */
+              quoteId: string
+              currencyCode: string
+              credits: {
+                /** @description UUID */
+                projectId: string
+                /** @description UUID */
+                impactPartnerId: string
+                /** @description Amount directed to the project or partner */
+                impactAmount: number
+                impactSalesTaxAmount: number
+                impactSalesTaxRate: number
+                /** @description The service's fee */
+                serviceFeeAmount: number
+                serviceFeeSalesTaxAmount: number
+                serviceFeeSalesTaxRate: number
+              }[]
+              contributions: {
+                /** @description UUID */
+                impactPartnerId: string
+                /** @description Amount directed to the project or partner */
+                impactAmount: number
+                impactSalesTaxAmount: number
+                impactSalesTaxRate: number
+                /** @description The service's fee */
+                serviceFeeAmount: number
+                serviceFeeSalesTaxAmount: number
+                serviceFeeSalesTaxRate: number
+              }[]
+              taxLiability: 'platform' | 'organisation'
+              /** Format: date-time */
+              createdAt: string
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/funds/allocations/{id}/reverse': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Reverse a funds allocation in full
+     * @description The same entries with every amount negated and the rates unchanged, plus a `reversalId`. A second reversal is 409. Takes no body (an empty JSON object is accepted): partial reversals are not supported, and an `amount` is refused.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          /** @description UUID */
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              fundsAllocationId: string
+              /** @description UUID */
+              reversalId?: string
+              /** @description UUID */
+              quoteId: string
+              currencyCode: string
+              credits: {
+                /** @description UUID */
+                projectId: string
+                /** @description UUID */
+                impactPartnerId: string
+                /** @description Amount directed to the project or partner */
+                impactAmount: number
+                impactSalesTaxAmount: number
+                impactSalesTaxRate: number
+                /** @description The service's fee */
+                serviceFeeAmount: number
+                serviceFeeSalesTaxAmount: number
+                serviceFeeSalesTaxRate: number
+              }[]
+              contributions: {
+                /** @description UUID */
+                impactPartnerId: string
+                /** @description Amount directed to the project or partner */
+                impactAmount: number
+                impactSalesTaxAmount: number
+                impactSalesTaxRate: number
+                /** @description The service's fee */
+                serviceFeeAmount: number
+                serviceFeeSalesTaxAmount: number
+                serviceFeeSalesTaxRate: number
+              }[]
+              taxLiability: 'platform' | 'organisation'
+              /** Format: date-time */
+              createdAt: string
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `PARTIAL_REVERSAL_NOT_SUPPORTED`: a reversal was sent an amount: a reversal always reverses the whole allocation */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST' | 'PARTIAL_REVERSAL_NOT_SUPPORTED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `ALREADY_REVERSED`: the allocation has already been reversed */
+        409: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'ALREADY_REVERSED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `REQUEST_ENTITY_TOO_LARGE`: the request body is larger than BODY_LIMIT_BYTES */
+        413: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'REQUEST_ENTITY_TOO_LARGE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNSUPPORTED_MEDIA_TYPE`: the request body is not application/json */
+        415: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNSUPPORTED_MEDIA_TYPE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v3/webhook-endpoints': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List webhook endpoints
+     * @description The endpoints of `organisationId`, or (without it) of the calling key's whole tree, oldest first.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description One organisation of the tree (default: the whole tree) */
+          organisationId?: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              data: {
+                /** @description UUID */
+                id: string
+                /** @description Receives the events of this organisation and of its descendants */
+                organisationId: string
+                url: string
+                description: string
+                enabledEvents: string[]
+                /**
+                 * @description standard: Standard Webhooks body and headers; ekko: ekko-compatible body and signature header as well
+                 * @enum {string}
+                 */
+                format: 'standard' | 'ekko'
+                /**
+                 * @description A disabled endpoint receives nothing
+                 * @enum {string}
+                 */
+                status: 'enabled' | 'disabled'
+                disabledReason: string | null
+                failingSince: string | null
+                /** Format: date-time */
+                createdAt: string
+                /** Format: date-time */
+                updatedAt: string
+              }[]
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    /**
+     * Create a webhook endpoint
+     * @description Events of `organisationId` and of its descendants are POSTed to `url`, signed (Standard Webhooks). The signing secret is in `secret`, shown once. A URL that is not https (http needs WEBHOOK_ALLOW_HTTP), has user info, or whose host is or resolves to a private, loopback, link-local, CGNAT, metadata, unspecified, IPv4-mapped or unique-local address is refused (WEBHOOK_URL_REFUSED).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description The caller's organisation or a descendant */
+            organisationId: string
+            /** @description https URL (http only with WEBHOOK_ALLOW_HTTP=true); no user info */
+            url: string
+            /**
+             * @description Event types delivered, or ["*"]
+             * @default [
+             *       "*"
+             *     ]
+             */
+            enabledEvents?: ('allocation.created' | 'allocation.reversed' | '*')[]
+            /**
+             * @description standard: Standard Webhooks body and headers; ekko: ekko-compatible body and signature header as well
+             * @default standard
+             * @enum {string}
+             */
+            format?: 'standard' | 'ekko'
+            description?: string
+          }
+        }
+      }
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              id: string
+              /** @description Receives the events of this organisation and of its descendants */
+              organisationId: string
+              url: string
+              description: string
+              enabledEvents: string[]
+              /**
+               * @description standard: Standard Webhooks body and headers; ekko: ekko-compatible body and signature header as well
+               * @enum {string}
+               */
+              format: 'standard' | 'ekko'
+              /**
+               * @description A disabled endpoint receives nothing
+               * @enum {string}
+               */
+              status: 'enabled' | 'disabled'
+              disabledReason: string | null
+              failingSince: string | null
+              /** Format: date-time */
+              createdAt: string
+              /** Format: date-time */
+              updatedAt: string
+              /** @description The signing secret (whsec_…): shown once */
+              secret: string
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `WEBHOOK_URL_REFUSED`: a webhook url is not http(s) (http only with WEBHOOK_ALLOW_HTTP), has user info, or its host is or resolves to a refused address (loopback, private, link-local, CGNAT, metadata, unspecified, IPv4-mapped, unique-local) */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST' | 'WEBHOOK_URL_REFUSED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `REQUEST_ENTITY_TOO_LARGE`: the request body is larger than BODY_LIMIT_BYTES */
+        413: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'REQUEST_ENTITY_TOO_LARGE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNSUPPORTED_MEDIA_TYPE`: the request body is not application/json */
+        415: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNSUPPORTED_MEDIA_TYPE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v3/webhook-endpoints/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Read a webhook endpoint */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          /** @description UUID */
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              id: string
+              /** @description Receives the events of this organisation and of its descendants */
+              organisationId: string
+              url: string
+              description: string
+              enabledEvents: string[]
+              /**
+               * @description standard: Standard Webhooks body and headers; ekko: ekko-compatible body and signature header as well
+               * @enum {string}
+               */
+              format: 'standard' | 'ekko'
+              /**
+               * @description A disabled endpoint receives nothing
+               * @enum {string}
+               */
+              status: 'enabled' | 'disabled'
+              disabledReason: string | null
+              failingSince: string | null
+              /** Format: date-time */
+              createdAt: string
+              /** Format: date-time */
+              updatedAt: string
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    /**
+     * Delete a webhook endpoint
+     * @description With its secrets and deliveries; nothing more is sent to it.
+     */
+    delete: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          /** @description UUID */
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Deleted */
+        204: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    options?: never
+    head?: never
+    /**
+     * Change, enable or disable a webhook endpoint
+     * @description Enabling clears the failing streak; deliveries that failed meanwhile can be sent again with …/recover.
+     */
+    patch: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          /** @description UUID */
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description https URL (http only with WEBHOOK_ALLOW_HTTP=true); no user info */
+            url?: string
+            /** @description Event types delivered, or ["*"] */
+            enabledEvents?: ('allocation.created' | 'allocation.reversed' | '*')[]
+            /**
+             * @description standard: Standard Webhooks body and headers; ekko: ekko-compatible body and signature header as well
+             * @enum {string}
+             */
+            format?: 'standard' | 'ekko'
+            description?: string
+            /**
+             * @description enabled (clears the failing streak) or disabled
+             * @enum {string}
+             */
+            status?: 'enabled' | 'disabled'
+          }
+        }
+      }
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              id: string
+              /** @description Receives the events of this organisation and of its descendants */
+              organisationId: string
+              url: string
+              description: string
+              enabledEvents: string[]
+              /**
+               * @description standard: Standard Webhooks body and headers; ekko: ekko-compatible body and signature header as well
+               * @enum {string}
+               */
+              format: 'standard' | 'ekko'
+              /**
+               * @description A disabled endpoint receives nothing
+               * @enum {string}
+               */
+              status: 'enabled' | 'disabled'
+              disabledReason: string | null
+              failingSince: string | null
+              /** Format: date-time */
+              createdAt: string
+              /** Format: date-time */
+              updatedAt: string
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `WEBHOOK_URL_REFUSED`: a webhook url is not http(s) (http only with WEBHOOK_ALLOW_HTTP), has user info, or its host is or resolves to a refused address (loopback, private, link-local, CGNAT, metadata, unspecified, IPv4-mapped, unique-local) */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST' | 'WEBHOOK_URL_REFUSED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `REQUEST_ENTITY_TOO_LARGE`: the request body is larger than BODY_LIMIT_BYTES */
+        413: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'REQUEST_ENTITY_TOO_LARGE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNSUPPORTED_MEDIA_TYPE`: the request body is not application/json */
+        415: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNSUPPORTED_MEDIA_TYPE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    trace?: never
+  }
+  '/v3/webhook-endpoints/{id}/rotate-secret': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Rotate a webhook endpoint's signing secret
+     * @description A new secret (in `secret`, shown once) signs from now on; the previous one also signs every delivery (a second v1 signature) for `gracePeriodSeconds` (default 24 h), then stops.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          /** @description UUID */
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /**
+             * @description How long the previous secret keeps signing: 0 to 604800 (7 days); default 86400 (24 h)
+             * @default 86400
+             */
+            gracePeriodSeconds?: number
+          }
+        }
+      }
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              id: string
+              /** @description Receives the events of this organisation and of its descendants */
+              organisationId: string
+              url: string
+              description: string
+              enabledEvents: string[]
+              /**
+               * @description standard: Standard Webhooks body and headers; ekko: ekko-compatible body and signature header as well
+               * @enum {string}
+               */
+              format: 'standard' | 'ekko'
+              /**
+               * @description A disabled endpoint receives nothing
+               * @enum {string}
+               */
+              status: 'enabled' | 'disabled'
+              disabledReason: string | null
+              failingSince: string | null
+              /** Format: date-time */
+              createdAt: string
+              /** Format: date-time */
+              updatedAt: string
+              /** @description The new signing secret (whsec_…): shown once */
+              secret: string
+              /**
+               * Format: date-time
+               * @description Until then both secrets sign every delivery
+               */
+              previousSecretExpiresAt: string
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `REQUEST_ENTITY_TOO_LARGE`: the request body is larger than BODY_LIMIT_BYTES */
+        413: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'REQUEST_ENTITY_TOO_LARGE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNSUPPORTED_MEDIA_TYPE`: the request body is not application/json */
+        415: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNSUPPORTED_MEDIA_TYPE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v3/webhook-endpoints/{id}/test': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Send a test event
+     * @description Queues a `webhook_endpoint.test` event for this endpoint alone; follow it with …/deliveries.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          /** @description UUID */
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        202: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              eventId: string
+              /** @description UUID */
+              deliveryId: string
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `WEBHOOK_ENDPOINT_DISABLED`: a test, retry or recovery was asked of a disabled webhook endpoint; enable it first */
+        409: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'WEBHOOK_ENDPOINT_DISABLED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v3/webhook-endpoints/{id}/deliveries': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * A webhook endpoint's deliveries, with their attempts
+     * @description Newest first; `startingAfter` (a delivery id) gives the next page.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Only deliveries in this state */
+          status?: 'pending' | 'succeeded' | 'failed'
+          /** @description Deliveries per page, 1–100 (default 20) */
+          limit?: string
+          /** @description A delivery id: the page after it (newest first) */
+          startingAfter?: string
+        }
+        header?: never
+        path: {
+          /** @description UUID */
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              hasMore: boolean
+              data: {
+                /** @description UUID */
+                id: string
+                /** @description The webhook-id header of every attempt */
+                eventId: string
+                eventType: string
+                /** @description UUID */
+                endpointId: string
+                /**
+                 * @description pending until a 2xx or until retries run out
+                 * @enum {string}
+                 */
+                status: 'pending' | 'succeeded' | 'failed'
+                attemptCount: number
+                nextAttemptAt: string | null
+                lastAttemptAt: string | null
+                /** Format: date-time */
+                createdAt: string
+                attempts: {
+                  /** @description UUID */
+                  id: string
+                  /** Format: date-time */
+                  attemptedAt: string
+                  durationMs: number
+                  statusCode: number | null
+                  error: string | null
+                  responseBody: string | null
+                }[]
+              }[]
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `INVALID_CURSOR`: a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent; a webhook deliveries cursor is not a delivery of that endpoint */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST' | 'INVALID_CURSOR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v3/webhook-endpoints/deliveries/{deliveryId}/retry': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Retry a delivery now
+     * @description One more attempt, now (the same webhook-id); a manual retry that fails is not rescheduled.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          /** @description UUID */
+          deliveryId: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        202: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              id: string
+              /** @description The webhook-id header of every attempt */
+              eventId: string
+              eventType: string
+              /** @description UUID */
+              endpointId: string
+              /**
+               * @description pending until a 2xx or until retries run out
+               * @enum {string}
+               */
+              status: 'pending' | 'succeeded' | 'failed'
+              attemptCount: number
+              nextAttemptAt: string | null
+              lastAttemptAt: string | null
+              /** Format: date-time */
+              createdAt: string
+              attempts: {
+                /** @description UUID */
+                id: string
+                /** Format: date-time */
+                attemptedAt: string
+                durationMs: number
+                statusCode: number | null
+                error: string | null
+                responseBody: string | null
+              }[]
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `WEBHOOK_ENDPOINT_DISABLED`: a test, retry or recovery was asked of a disabled webhook endpoint; enable it first */
+        409: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'WEBHOOK_ENDPOINT_DISABLED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v3/webhook-endpoints/{id}/recover': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Redeliver everything that failed since a time
+     * @description Every failed delivery of this endpoint created at or after `since` starts its retry schedule again.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          /** @description UUID */
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /**
+             * Format: date-time
+             * @description Redeliver every failed delivery created at or after this instant
+             */
+            since: string
+          }
+        }
+      }
+      responses: {
+        /** @description Default Response */
+        202: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              recovered: number
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `WEBHOOK_ENDPOINT_DISABLED`: a test, retry or recovery was asked of a disabled webhook endpoint; enable it first */
+        409: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'WEBHOOK_ENDPOINT_DISABLED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `REQUEST_ENTITY_TOO_LARGE`: the request body is larger than BODY_LIMIT_BYTES */
+        413: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'REQUEST_ENTITY_TOO_LARGE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNSUPPORTED_MEDIA_TYPE`: the request body is not application/json */
+        415: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNSUPPORTED_MEDIA_TYPE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/funds/allocations/impact': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the impact records of the key's tree (allocations and reversals)
+     * @description Records of the window [dateTimeFrom, dateTimeTo) in (fundsDateTime, id) order, oldest first; a reversal is a record of its own at its own time (`reversal: true`, `reversalId`, negated amounts). Keyset pages: pass the last record id (`reversalId` for a reversal) as `startingAfter` for the next page, the first as `endingBefore` for the previous one.
+     */
+    get: {
+      parameters: {
+        query: {
+          /** @description Start of the window, inclusive (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z) */
+          dateTimeFrom: string
+          /** @description End of the window, exclusive; at most 366 days after dateTimeFrom (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z) */
+          dateTimeTo: string
+          /** @description The quote's consumer.reference */
+          consumerReference?: string
+          /** @description Records with a credit or contribution line for this impact partner */
+          impactPartnerId?: string
+          /** @description One organisation of the key's tree (default: the key's organisation and all its descendants) */
+          fundsOrganisationId?: string
+          /** @description Records per page, 1–100 (default 10) */
+          limit?: string
+          /** @description A record id (fundsAllocationId or reversalId): the page after it */
+          startingAfter?: string
+          /** @description A record id (fundsAllocationId or reversalId): the page before it */
+          endingBefore?: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description More records follow in the direction read */
+              hasMore: boolean
+              data: {
+                /** @description UUID */
+                fundsAllocationId: string
+                /** @description A reversal's record only: its id as a record */
+                reversalId?: string
+                /** @description UUID */
+                quoteId: string
+                /**
+                 * Format: date-time
+                 * @description When the allocation (or the reversal) was recorded, UTC
+                 */
+                fundsDateTime: string
+                consumerReference: string | null
+                /** @description UUID */
+                fundsOrganisationId: string
+                fundsOrganisationReference: string | null
+                /** @description The organisation whose API key made the allocation */
+                collectionOrganisationId: string
+                fundsCurrencyCode: string
+                reversal: boolean
+                taxLiability: 'platform' | 'organisation'
+                amounts: {
+                  /** @description impact + impactTax + serviceFee + serviceFeeTax */
+                  total: number
+                  impact: number
+                  impactTax: number
+                  serviceFee: number
+                  serviceFeeTax: number
+                }
+                merchant: {
+                  name: string
+                  mcc: string | null
+                  address: {
+                    line1: string | null
+                    line2: string | null
+                    line3: string | null
+                    city: string | null
+                    state: string | null
+                    postalCode: string | null
+                    countryCode: string | null
+                  } | null
+                }
+                credits: {
+                  /** @description UUID */
+                  impactPartnerId: string
+                  /** @description UUID */
+                  projectId: string
+                  quantityTonnes: number
+                  amounts: {
+                    total: number
+                    impact: number
+                    impactTax: number
+                    serviceFee: number
+                    serviceFeeTax: number
+                    impactTaxRate: number
+                    serviceFeeTaxRate: number
+                  }
+                }[]
+                contributions: {
+                  /** @description UUID */
+                  impactPartnerId: string
+                  amounts: {
+                    total: number
+                    impact: number
+                    impactTax: number
+                    serviceFee: number
+                    serviceFeeTax: number
+                    impactTaxRate: number
+                    serviceFeeTaxRate: number
+                  }
+                }[]
+              }[]
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `INVALID_DATE_RANGE`: a reconciliation window (or an audit-log filter) has dateTimeFrom at or after dateTimeTo, or a reconciliation window is longer than 366 days; `INVALID_CURSOR`: a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent; a webhook deliveries cursor is not a delivery of that endpoint */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST' | 'INVALID_DATE_RANGE' | 'INVALID_CURSOR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/funds/allocations/impact/export': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Export the impact records of a window as CSV
+     * @description The same filters as the list, every record of the window (at most 366 days), streamed as `text/csv` (RFC 4180): one row per credit or contribution line, UTC timestamps, amounts at the currency precision.
+     */
+    get: {
+      parameters: {
+        query: {
+          /** @description Start of the window, inclusive (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z) */
+          dateTimeFrom: string
+          /** @description End of the window, exclusive; at most 366 days after dateTimeFrom (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z) */
+          dateTimeTo: string
+          /** @description The quote's consumer.reference */
+          consumerReference?: string
+          /** @description Records with a credit or contribution line for this impact partner */
+          impactPartnerId?: string
+          /** @description One organisation of the key's tree (default: the key's organisation and all its descendants) */
+          fundsOrganisationId?: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description RFC 4180 CSV with a header row */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'text/csv': string
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `INVALID_DATE_RANGE`: a reconciliation window (or an audit-log filter) has dateTimeFrom at or after dateTimeTo, or a reconciliation window is longer than 366 days */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST' | 'INVALID_DATE_RANGE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/funds/allocations/{id}/impact': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Get one impact record, by allocation id or reversal id */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          /** @description UUID */
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              fundsAllocationId: string
+              /** @description A reversal's record only: its id as a record */
+              reversalId?: string
+              /** @description UUID */
+              quoteId: string
+              /**
+               * Format: date-time
+               * @description When the allocation (or the reversal) was recorded, UTC
+               */
+              fundsDateTime: string
+              consumerReference: string | null
+              /** @description UUID */
+              fundsOrganisationId: string
+              fundsOrganisationReference: string | null
+              /** @description The organisation whose API key made the allocation */
+              collectionOrganisationId: string
+              fundsCurrencyCode: string
+              reversal: boolean
+              taxLiability: 'platform' | 'organisation'
+              amounts: {
+                /** @description impact + impactTax + serviceFee + serviceFeeTax */
+                total: number
+                impact: number
+                impactTax: number
+                serviceFee: number
+                serviceFeeTax: number
+              }
+              merchant: {
+                name: string
+                mcc: string | null
+                address: {
+                  line1: string | null
+                  line2: string | null
+                  line3: string | null
+                  city: string | null
+                  state: string | null
+                  postalCode: string | null
+                  countryCode: string | null
+                } | null
+              }
+              credits: {
+                /** @description UUID */
+                impactPartnerId: string
+                /** @description UUID */
+                projectId: string
+                quantityTonnes: number
+                amounts: {
+                  total: number
+                  impact: number
+                  impactTax: number
+                  serviceFee: number
+                  serviceFeeTax: number
+                  impactTaxRate: number
+                  serviceFeeTaxRate: number
+                }
+              }[]
+              contributions: {
+                /** @description UUID */
+                impactPartnerId: string
+                amounts: {
+                  total: number
+                  impact: number
+                  impactTax: number
+                  serviceFee: number
+                  serviceFeeTax: number
+                  impactTaxRate: number
+                  serviceFeeTaxRate: number
+                }
+              }[]
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/funds/allocations/profit-share': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the profit-share records of the key's tree (allocations and reversals with profit share)
+     * @description The impact list over records whose service fee is shared: the same window, `fundsOrganisationId`, keyset pages and errors, without `consumerReference` and `impactPartnerId` (as ekko). Each record lists the profit-share lines the key may see: its organisation's and those of beneficiaries below it; the tree's root sees every line and the platform's part. A reversal is a record of its own with every amount negated.
+     */
+    get: {
+      parameters: {
+        query: {
+          /** @description Start of the window, inclusive (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z) */
+          dateTimeFrom: string
+          /** @description End of the window, exclusive; at most 366 days after dateTimeFrom (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z) */
+          dateTimeTo: string
+          /** @description One organisation of the key's tree (default: the key's organisation and all its descendants) */
+          fundsOrganisationId?: string
+          /** @description Records per page, 1–100 (default 10) */
+          limit?: string
+          /** @description A record id (fundsAllocationId or reversalId): the page after it */
+          startingAfter?: string
+          /** @description A record id (fundsAllocationId or reversalId): the page before it */
+          endingBefore?: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description More records follow in the direction read */
+              hasMore: boolean
+              data: {
+                /** @description UUID */
+                fundsAllocationId: string
+                /** @description A reversal's record only: its id as a record */
+                reversalId?: string
+                /** @description UUID */
+                quoteId: string
+                /**
+                 * Format: date-time
+                 * @description When the allocation (or the reversal) was recorded, UTC
+                 */
+                fundsDateTime: string
+                consumerReference: string | null
+                /** @description UUID */
+                fundsOrganisationId: string
+                fundsOrganisationReference: string | null
+                /** @description The organisation that settles the allocation with the platform (whose API key made it) */
+                billingOrganisationId: string
+                fundsCurrencyCode: string
+                reversal: boolean
+                taxLiability: 'platform' | 'organisation'
+                amounts: {
+                  /** @description impact + impactTax + serviceFee + serviceFeeTax */
+                  total: number
+                  impact: number
+                  impactTax: number
+                  serviceFee: number
+                  serviceFeeTax: number
+                }
+                merchant: {
+                  name: string
+                  mcc: string | null
+                }
+                /**
+                 * @description The tree's settlement model when the allocation was made
+                 * @enum {string}
+                 */
+                settlementModel: 'net' | 'gross' | 'invoice'
+                /** @description What the platform keeps of the service fee, in the funds currency; null unless the reader sees every line (the tree's root) */
+                platformProfitShare: number | null
+                profitShareAllocations: {
+                  /** @description UUID */
+                  beneficiaryOrganisationId: string
+                  beneficiaryOrganisationReference: string | null
+                  billingCurrencyCode: string
+                  /** @description Billing-currency units per funds-currency unit, locked when allocated (1: same currency) */
+                  billingCurrencyExchangeRate: number
+                  /** @description The beneficiary's part of the service fee in the funds currency (the exact split) */
+                  fundsProfitShare: number
+                  amounts: {
+                    /** @description fundsProfitShare × billingCurrencyExchangeRate, in the billing currency */
+                    profitShare: number
+                    /** @description Tax on it in the beneficiary's jurisdiction, in the billing currency */
+                    profitShareTax: number
+                    profitShareTaxRate: number
+                  }
+                }[]
+              }[]
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `INVALID_DATE_RANGE`: a reconciliation window (or an audit-log filter) has dateTimeFrom at or after dateTimeTo, or a reconciliation window is longer than 366 days; `INVALID_CURSOR`: a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent; a webhook deliveries cursor is not a delivery of that endpoint */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST' | 'INVALID_DATE_RANGE' | 'INVALID_CURSOR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/funds/allocations/profit-share/export': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Export the profit-share records of a window as CSV
+     * @description The same filters as the profit-share list, every record of the window (at most 366 days), streamed as `text/csv` (RFC 4180): one row per profit-share line the key may see.
+     */
+    get: {
+      parameters: {
+        query: {
+          /** @description Start of the window, inclusive (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z) */
+          dateTimeFrom: string
+          /** @description End of the window, exclusive; at most 366 days after dateTimeFrom (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z) */
+          dateTimeTo: string
+          /** @description One organisation of the key's tree (default: the key's organisation and all its descendants) */
+          fundsOrganisationId?: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description RFC 4180 CSV with a header row */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'text/csv': string
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `INVALID_DATE_RANGE`: a reconciliation window (or an audit-log filter) has dateTimeFrom at or after dateTimeTo, or a reconciliation window is longer than 366 days */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST' | 'INVALID_DATE_RANGE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/funds/allocations/{id}/profit-share': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Get one profit-share record, by allocation id or reversal id
+     * @description Not found unless the record is of the key's tree and has a profit-share line the key may see.
+     */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path: {
+          /** @description UUID */
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              fundsAllocationId: string
+              /** @description A reversal's record only: its id as a record */
+              reversalId?: string
+              /** @description UUID */
+              quoteId: string
+              /**
+               * Format: date-time
+               * @description When the allocation (or the reversal) was recorded, UTC
+               */
+              fundsDateTime: string
+              consumerReference: string | null
+              /** @description UUID */
+              fundsOrganisationId: string
+              fundsOrganisationReference: string | null
+              /** @description The organisation that settles the allocation with the platform (whose API key made it) */
+              billingOrganisationId: string
+              fundsCurrencyCode: string
+              reversal: boolean
+              taxLiability: 'platform' | 'organisation'
+              amounts: {
+                /** @description impact + impactTax + serviceFee + serviceFeeTax */
+                total: number
+                impact: number
+                impactTax: number
+                serviceFee: number
+                serviceFeeTax: number
+              }
+              merchant: {
+                name: string
+                mcc: string | null
+              }
+              /**
+               * @description The tree's settlement model when the allocation was made
+               * @enum {string}
+               */
+              settlementModel: 'net' | 'gross' | 'invoice'
+              /** @description What the platform keeps of the service fee, in the funds currency; null unless the reader sees every line (the tree's root) */
+              platformProfitShare: number | null
+              profitShareAllocations: {
+                /** @description UUID */
+                beneficiaryOrganisationId: string
+                beneficiaryOrganisationReference: string | null
+                billingCurrencyCode: string
+                /** @description Billing-currency units per funds-currency unit, locked when allocated (1: same currency) */
+                billingCurrencyExchangeRate: number
+                /** @description The beneficiary's part of the service fee in the funds currency (the exact split) */
+                fundsProfitShare: number
+                amounts: {
+                  /** @description fundsProfitShare × billingCurrencyExchangeRate, in the billing currency */
+                  profitShare: number
+                  /** @description Tax on it in the beneficiary's jurisdiction, in the billing currency */
+                  profitShareTax: number
+                  profitShareTaxRate: number
+                }
+              }[]
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
+        404: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'NOT_FOUND'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/funds/allocations/summary': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Summarise the impact records of the key's tree: totals per currency, by time bucket, partner, project, organisation or currency
+     * @description The records of [dateTimeFrom, dateTimeTo) (the same records, window and tree rules as the reconciliation list), net of reversals (each at its own time), per currency and never summed across currencies. Time buckets are local days, ISO weeks or months in timeZone, every bucket of the window listed; other groupings list the keys that have records. By impact partner a credit line counts under its project's partner and a contribution line under its partner; by project only credit lines count (contributions are made to partners).
+     */
+    get: {
+      parameters: {
+        query: {
+          /** @description Start of the window, inclusive (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z) */
+          dateTimeFrom: string
+          /** @description End of the window, exclusive; at most 366 days after dateTimeFrom (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z) */
+          dateTimeTo: string
+          /** @description One organisation of the key's tree (default: the key's organisation and all its descendants) */
+          fundsOrganisationId?: string
+          /** @description day, week (ISO, from Monday) or month buckets in timeZone; or impactPartner, project, organisation, currency */
+          groupBy: 'day' | 'week' | 'month' | 'impactPartner' | 'project' | 'organisation' | 'currency'
+          /** @description IANA time zone of the day, week and month buckets (default UTC) */
+          timeZone?: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** Format: date-time */
+              dateTimeFrom: string
+              /** Format: date-time */
+              dateTimeTo: string
+              timeZone: string
+              /**
+               * @description The grouping of groups
+               * @enum {string}
+               */
+              groupBy: 'day' | 'week' | 'month' | 'impactPartner' | 'project' | 'organisation' | 'currency'
+              /** @description The window's totals, one per currency, in currency order */
+              totals: {
+                currencyCode: string
+                /** @description Allocations recorded in the window (in a group: those with a line in it) */
+                allocations: number
+                /** @description Reversals recorded in the window (at their own time) */
+                reversals: number
+                credits: {
+                  /** @description impact + impactTax + serviceFee + serviceFeeTax */
+                  total: number
+                  impact: number
+                  impactTax: number
+                  serviceFee: number
+                  serviceFeeTax: number
+                  /** @description Tonnes CO2e of credits as recorded on the lines (they follow the amount paid) */
+                  quantityTonnes: number
+                }
+                contributions: {
+                  /** @description impact + impactTax + serviceFee + serviceFeeTax */
+                  total: number
+                  impact: number
+                  impactTax: number
+                  serviceFee: number
+                  serviceFeeTax: number
+                }
+              }[]
+              /** @description In key order; time groupings list every bucket of the window */
+              groups: {
+                /** @description A local date (day; a week by its Monday), a month (YYYY-MM), an impact partner, project or organisation id, or a currency */
+                key: string
+                /** @description The partner's, project's or organisation's name */
+                name?: string
+                /** @description A project's country */
+                countryCode?: string | null
+                /**
+                 * Format: date-time
+                 * @description A time bucket's start, clipped to the window
+                 */
+                dateTimeFrom?: string
+                /**
+                 * Format: date-time
+                 * @description A time bucket's end (exclusive), clipped to the window
+                 */
+                dateTimeTo?: string
+                totals: {
+                  currencyCode: string
+                  /** @description Allocations recorded in the window (in a group: those with a line in it) */
+                  allocations: number
+                  /** @description Reversals recorded in the window (at their own time) */
+                  reversals: number
+                  credits: {
+                    /** @description impact + impactTax + serviceFee + serviceFeeTax */
+                    total: number
+                    impact: number
+                    impactTax: number
+                    serviceFee: number
+                    serviceFeeTax: number
+                    /** @description Tonnes CO2e of credits as recorded on the lines (they follow the amount paid) */
+                    quantityTonnes: number
+                  }
+                  contributions: {
+                    /** @description impact + impactTax + serviceFee + serviceFeeTax */
+                    total: number
+                    impact: number
+                    impactTax: number
+                    serviceFee: number
+                    serviceFeeTax: number
+                  }
+                }[]
+              }[]
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `INVALID_DATE_RANGE`: a reconciliation window (or an audit-log filter) has dateTimeFrom at or after dateTimeTo, or a reconciliation window is longer than 366 days */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST' | 'INVALID_DATE_RANGE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v3/statements': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * An organisation's monthly statement: collected, owed onward, fee and profit share, per currency
+     * @description Per currency: what the organisation collected (the allocations its API key made, less their reversals) split into impact, its tax, the service fee and its tax; the profit share it earned and the tax on it; and how each settles under the settlement model each record locked. Equal to the sums of the month's impact and profit-share records. JSON, or CSV with `Accept: text/csv`.
+     */
+    get: {
+      parameters: {
+        query: {
+          /** @description The key's organisation or one of its descendants */
+          organisationId: string
+          /**
+           * @description The month, YYYY-MM (UTC); the current month gives the figures so far
+           * @example 2026-11
+           */
+          period: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description The statement */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              organisationId: string
+              period: string
+              /**
+               * Format: date-time
+               * @description Start of the month, inclusive (UTC)
+               */
+              from: string
+              /**
+               * Format: date-time
+               * @description End of the month, exclusive (UTC)
+               */
+              to: string
+              /** @description False for the current month: the figures so far */
+              complete: boolean
+              /**
+               * @description The tree's settlement model today (each record settles under the one it locked)
+               * @enum {string}
+               */
+              settlementModel: 'net' | 'gross' | 'invoice'
+              currencies: {
+                currencyCode: string
+                /** @description The allocations its API key made (it is their billing organisation), less their reversals */
+                collected: {
+                  allocations: number
+                  reversals: number
+                  /** @description What it collected, net of reversals */
+                  total: number
+                  /** @description Impact it owes onward */
+                  impact: number
+                  /** @description Tax on the impact, owed onward */
+                  impactTax: number
+                  serviceFee: number
+                  serviceFeeTax: number
+                }
+                /** @description Its own profit-share lines (billing currency), net of reversals */
+                profitShare: {
+                  lines: number
+                  earned: number
+                  tax: number
+                }
+                settlement: {
+                  /** @description collected.total − profitShareWithheld */
+                  payableToPlatform: number
+                  /** @description Net model: every beneficiary's share of the fees it collected, kept back */
+                  profitShareWithheld: number
+                  /** @description Gross model: its share and tax, paid by the platform */
+                  profitShareFromPlatform: number
+                  /** @description Invoice model: its share and tax, credited against the platform's invoice */
+                  profitShareCreditedOnInvoice: number
+                  /** @description Net model: its share and tax, settled by the organisation that collected */
+                  profitShareFromCollector: number
+                }
+              }[]
+            }
+            'text/csv': string
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `PERIOD_IN_FUTURE`: a statement was asked for a month that has not begun */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST' | 'PERIOD_IN_FUTURE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST' | 'PERIOD_IN_FUTURE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+            'text/csv': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v3/impact-partners': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the impact partners of the key's tree
+     * @description A bare JSON array (as ekko), in id order; the partners are those the key's organisation may use (its own list, else its nearest ancestor's, else all), active only. Pages of `limit` (default 100): when more follow, a `Link` header gives the next page (`rel="next"`, or `rel="prev"` when paging back with `endingBefore`).
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Records per page, 1–100 (default 100) */
+          limit?: string
+          /** @description An id: the page after it */
+          startingAfter?: string
+          /** @description An id: the page before it */
+          endingBefore?: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              id: string
+              name: string
+              shortDescription: string
+              longDescription: string | null
+              logo: string | null
+              website: string | null
+              images: {
+                logos?: {
+                  path: string
+                  type: string
+                  width: number
+                  height: number
+                }[]
+                thumbnails?: {
+                  path: string
+                  type: string
+                  width: number
+                  height: number
+                }[]
+                backgrounds?: {
+                  path: string
+                  type: string
+                  width: number
+                  height: number
+                }[]
+              }
+            }[]
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `INVALID_CURSOR`: a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent; a webhook deliveries cursor is not a delivery of that endpoint */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST' | 'INVALID_CURSOR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v3/impact-partners/projects': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the projects of the key's tree's impact partners (optionally one project)
+     * @description A bare JSON array (as ekko), in id order; the partners are those the key's organisation may use (its own list, else its nearest ancestor's, else all), active only. Pages of `limit` (default 100): when more follow, a `Link` header gives the next page (`rel="next"`, or `rel="prev"` when paging back with `endingBefore`). A project is shown as `GET /quotes/:id/projects` shows it, without the quote's weight, its unit price in its catalogue currency.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Only this project */
+          projectId?: string
+          /** @description Records per page, 1–100 (default 100) */
+          limit?: string
+          /** @description An id: the page after it */
+          startingAfter?: string
+          /** @description An id: the page before it */
+          endingBefore?: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description UUID */
+              id: string
+              /** @description UUID */
+              impactPartnerId: string
+              name: string
+              shortDescription: string
+              type: string
+              location: {
+                countryCode: string | null
+                state: string | null
+              }
+              unit: {
+                description: string
+                price: number
+                currencyCode: string
+              }
+            }[]
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `INVALID_CURSOR`: a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent; a webhook deliveries cursor is not a delivery of that endpoint */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST' | 'INVALID_CURSOR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
+        429: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'TOO_MANY_REQUESTS'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
+        500: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'INTERNAL_SERVER_ERROR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
+        503: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'SERVICE_UNAVAILABLE'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v3/audit-events': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The audit log of the caller's tree
+     * @description Who changed keys, webhooks, allowed origins, the IP allowlist, users and organisations, and who signed in to the Hub (or failed to), newest first. Keyset pages: pass the last event id as `startingAfter` for the next (older) page. The log is append-only: nothing, the database owner included, can change or delete an event.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description One organisation of the caller's tree (default: the whole tree) */
+          organisationId?: string
+          /** @description Only events of this type */
+          type?:
+            | 'api_key.created'
+            | 'api_key.rotated'
+            | 'api_key.revoked'
+            | 'webhook_endpoint.created'
+            | 'webhook_endpoint.updated'
+            | 'webhook_endpoint.deleted'
+            | 'webhook_endpoint.secret_rotated'
+            | 'webhook_endpoint.tested'
+            | 'webhook_endpoint.recovered'
+            | 'webhook_delivery.retried'
+            | 'organisation.created'
+            | 'organisation.updated'
+            | 'organisation.deactivated'
+            | 'organisation.reactivated'
+            | 'user.invited'
+            | 'user.role_changed'
+            | 'user.removed'
+            | 'user.password_set'
+            | 'user.signed_in'
+            | 'user.sign_in_failed'
+            | 'user.signed_out'
+            | 'user.signed_out_everywhere'
+            | 'user.second_factor_enabled'
+            | 'user.second_factor_disabled'
+            | 'user.recovery_code_used'
+            | 'user.recovery_codes_regenerated'
+          /** @description Only events done by this user or API key (its id) */
+          actorId?: string
+          /** @description Events at or after this time */
+          dateTimeFrom?: string
+          /** @description Events before this time */
+          dateTimeTo?: string
+          /** @description Events per page, 1–100 (default 20) */
+          limit?: string
+          /** @description The last event of the previous page: the (older) page after it */
+          startingAfter?: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Older events follow */
+              hasMore: boolean
+              data: {
+                /** @description UUID */
+                id: string
+                /** @description What happened, e.g. api_key.created, organisation.updated, user.signed_in */
+                type: string
+                /** @description UUID */
+                organisationId: string
+                actor: {
+                  type: 'user' | 'apiKey' | 'operator'
+                  id: string | null
+                  /** @description A user's e-mail address, an API key's prefix, or operator */
+                  label: string
+                }
+                ip: string | null
+                /** Format: date-time */
+                createdAt: string
+                /** @description What changed, without secrets: { field: { from, to } } for updates, the new values for creations */
+                changes: {
+                  [key: string]: unknown
+                }
+              }[]
+            }
+          }
+        }
+        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `INVALID_DATE_RANGE`: a reconciliation window (or an audit-log filter) has dateTimeFrom at or after dateTimeTo, or a reconciliation window is longer than 366 days; `INVALID_CURSOR`: a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent; a webhook deliveries cursor is not a delivery of that endpoint */
+        400: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'BAD_REQUEST' | 'INVALID_DATE_RANGE' | 'INVALID_CURSOR'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `PERMISSION_DENIED`: the Hub user's role does not allow this action (see the roles in "The Hub"); `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'FORBIDDEN' | 'PERMISSION_DENIED' | 'IP_NOT_ALLOWED'
               details?: {
                 path: string
                 message: string
@@ -3518,7 +10856,7 @@ export interface paths {
             }
           }
         }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
         401: {
           headers: {
             [name: string]: unknown
@@ -3540,7 +10878,7 @@ export interface paths {
             }
           }
         }
-        /** @description `FORBIDDEN`: a body or query organisationId is outside the API key's organisation tree */
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
         403: {
           headers: {
             [name: string]: unknown
@@ -3553,7 +10891,7 @@ export interface paths {
                * @description Stable UPPER_SNAKE code (see the error code table)
                * @enum {string}
                */
-              code: 'FORBIDDEN'
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
               details?: {
                 path: string
                 message: string
@@ -3903,7 +11241,7 @@ export interface paths {
             }
           }
         }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
         401: {
           headers: {
             [name: string]: unknown
@@ -3925,7 +11263,7 @@ export interface paths {
             }
           }
         }
-        /** @description `FORBIDDEN`: a body or query organisationId is outside the API key's organisation tree */
+        /** @description `FORBIDDEN`: a body or query organisationId is outside the caller's organisation tree; `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
         403: {
           headers: {
             [name: string]: unknown
@@ -3938,7 +11276,7 @@ export interface paths {
                * @description Stable UPPER_SNAKE code (see the error code table)
                * @enum {string}
                */
-              code: 'FORBIDDEN'
+              code: 'FORBIDDEN' | 'IP_NOT_ALLOWED'
               details?: {
                 path: string
                 message: string
@@ -4391,7 +11729,7 @@ export interface paths {
             }
           }
         }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
         401: {
           headers: {
             [name: string]: unknown
@@ -4405,6 +11743,28 @@ export interface paths {
                * @enum {string}
                */
               code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
               details?: {
                 path: string
                 message: string
@@ -4904,7 +12264,7 @@ export interface paths {
             }
           }
         }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
+        /** @description `UNAUTHORIZED`: the API key, client secret or Hub session is missing, malformed, unknown, revoked or expired (one answer for every reason) */
         401: {
           headers: {
             [name: string]: unknown
@@ -4918,6 +12278,28 @@ export interface paths {
                * @enum {string}
                */
               code: 'UNAUTHORIZED'
+              details?: {
+                path: string
+                message: string
+              }[]
+              requestId: string
+            }
+          }
+        }
+        /** @description `IP_NOT_ALLOWED`: the API key's organisation has an IP allowlist that is on and the request's address is not in it (one answer whatever the key) */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description Lowercase human-readable sentence */
+              error: string
+              /**
+               * @description Stable UPPER_SNAKE code (see the error code table)
+               * @enum {string}
+               */
+              code: 'IP_NOT_ALLOWED'
               details?: {
                 path: string
                 message: string
@@ -5131,3725 +12513,6 @@ export interface paths {
         }
       }
     }
-    head?: never
-    patch?: never
-    trace?: never
-  }
-  '/funds/allocations': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    get?: never
-    put?: never
-    /**
-     * Allocate funds from a quote (idempotent)
-     * @description Splits each amount with the rates the quote locked: credits across the quote's projects by their weights, contributions equally across the chosen impact partners. Requires an `Idempotency-Key` header: the same key and request return the original 201 body (with `Idempotent-Replayed: true`); the same key with another request is 422; a duplicate still in progress is 409.
-     */
-    post: {
-      parameters: {
-        query?: never
-        header: {
-          /** @description 1–255 printable ASCII characters, unique per allocation */
-          'idempotency-key': string
-        }
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description UUID */
-            organisationId: string
-            /** @description UUID */
-            quoteId: string
-            /** @description ISO 4217 code, upper case */
-            currencyCode?: string
-            credits?: {
-              /** @description Amount paid, including service fee and sales tax */
-              amount: number | string
-            } | null
-            contribution?: {
-              /** @description Amount paid, including service fee and sales tax */
-              amount: number | string
-              /** @description At least one; omit the field for all the quote's partners */
-              impactPartnerIds?: string[]
-            } | null
-            issueTaxReceipt?: boolean
-            /** Format: email */
-            consumerEmail?: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description UUID */
-              fundsAllocationId: string
-              /** @description UUID */
-              reversalId?: string
-              /** @description UUID */
-              quoteId: string
-              currencyCode: string
-              credits: {
-                /** @description UUID */
-                projectId: string
-                /** @description UUID */
-                impactPartnerId: string
-                /** @description Amount directed to the project or partner */
-                impactAmount: number
-                impactSalesTaxAmount: number
-                impactSalesTaxRate: number
-                /** @description The service's fee */
-                serviceFeeAmount: number
-                serviceFeeSalesTaxAmount: number
-                serviceFeeSalesTaxRate: number
-              }[]
-              contributions: {
-                /** @description UUID */
-                impactPartnerId: string
-                /** @description Amount directed to the project or partner */
-                impactAmount: number
-                impactSalesTaxAmount: number
-                impactSalesTaxRate: number
-                /** @description The service's fee */
-                serviceFeeAmount: number
-                serviceFeeSalesTaxAmount: number
-                serviceFeeSalesTaxRate: number
-              }[]
-              taxLiability: 'platform' | 'organisation'
-              /** Format: date-time */
-              createdAt: string
-            }
-          }
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `CREDITS_OR_CONTRIBUTION_REQUIRED`: an allocation has neither credits nor contribution; `CONSUMER_EMAIL_REQUIRED`: issueTaxReceipt is true but consumerEmail is missing; `TAX_RECEIPT_REQUIRES_CONTRIBUTION`: issueTaxReceipt is true but the allocation has no contribution; `CURRENCY_MISMATCH`: an allocation's currencyCode is not its quote's currency; `AMOUNT_PRECISION`: an amount has more decimals than its currency's minor units; `AMOUNT_OUT_OF_RANGE`: an amount is not a finite number greater than 0; `NO_CREDITS_IN_QUOTE`: credits were allocated against a quote without a credits section (a nature quote); `IMPACT_PARTNER_NOT_FOUND`: an id in contribution.impactPartnerIds is not one of the quote's contribution partners */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code:
-                | 'BAD_REQUEST'
-                | 'CREDITS_OR_CONTRIBUTION_REQUIRED'
-                | 'CONSUMER_EMAIL_REQUIRED'
-                | 'TAX_RECEIPT_REQUIRES_CONTRIBUTION'
-                | 'CURRENCY_MISMATCH'
-                | 'AMOUNT_PRECISION'
-                | 'AMOUNT_OUT_OF_RANGE'
-                | 'NO_CREDITS_IN_QUOTE'
-                | 'IMPACT_PARTNER_NOT_FOUND'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `FORBIDDEN`: a body or query organisationId is outside the API key's organisation tree */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'FORBIDDEN'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'NOT_FOUND'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `IDEMPOTENCY_KEY_IN_USE`: a request with the same Idempotency-Key is still being processed; retry shortly */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'IDEMPOTENCY_KEY_IN_USE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `REQUEST_ENTITY_TOO_LARGE`: the request body is larger than BODY_LIMIT_BYTES */
-        413: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'REQUEST_ENTITY_TOO_LARGE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNSUPPORTED_MEDIA_TYPE`: the request body is not application/json */
-        415: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNSUPPORTED_MEDIA_TYPE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `IDEMPOTENCY_KEY_REUSED`: the Idempotency-Key was already used with a different request; `NO_CONTRIBUTION_PARTNERS`: a contribution was allocated against a quote without contribution partners */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'IDEMPOTENCY_KEY_REUSED' | 'NO_CONTRIBUTION_PARTNERS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    delete?: never
-    options?: never
-    head?: never
-    patch?: never
-    trace?: never
-  }
-  '/funds/allocations/{id}': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    /** Get a funds allocation, exactly as it was created */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          /** @description UUID */
-          id: string
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description UUID */
-              fundsAllocationId: string
-              /** @description UUID */
-              reversalId?: string
-              /** @description UUID */
-              quoteId: string
-              currencyCode: string
-              credits: {
-                /** @description UUID */
-                projectId: string
-                /** @description UUID */
-                impactPartnerId: string
-                /** @description Amount directed to the project or partner */
-                impactAmount: number
-                impactSalesTaxAmount: number
-                impactSalesTaxRate: number
-                /** @description The service's fee */
-                serviceFeeAmount: number
-                serviceFeeSalesTaxAmount: number
-                serviceFeeSalesTaxRate: number
-              }[]
-              contributions: {
-                /** @description UUID */
-                impactPartnerId: string
-                /** @description Amount directed to the project or partner */
-                impactAmount: number
-                impactSalesTaxAmount: number
-                impactSalesTaxRate: number
-                /** @description The service's fee */
-                serviceFeeAmount: number
-                serviceFeeSalesTaxAmount: number
-                serviceFeeSalesTaxRate: number
-              }[]
-              taxLiability: 'platform' | 'organisation'
-              /** Format: date-time */
-              createdAt: string
-            }
-          }
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'BAD_REQUEST'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'NOT_FOUND'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    put?: never
-    post?: never
-    delete?: never
-    options?: never
-    head?: never
-    patch?: never
-    trace?: never
-  }
-  '/funds/allocations/{id}/reverse': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    get?: never
-    put?: never
-    /**
-     * Reverse a funds allocation in full
-     * @description The same entries with every amount negated and the rates unchanged, plus a `reversalId`. A second reversal is 409. Takes no body (an empty JSON object is accepted): partial reversals are not supported, and an `amount` is refused.
-     */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          /** @description UUID */
-          id: string
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description UUID */
-              fundsAllocationId: string
-              /** @description UUID */
-              reversalId?: string
-              /** @description UUID */
-              quoteId: string
-              currencyCode: string
-              credits: {
-                /** @description UUID */
-                projectId: string
-                /** @description UUID */
-                impactPartnerId: string
-                /** @description Amount directed to the project or partner */
-                impactAmount: number
-                impactSalesTaxAmount: number
-                impactSalesTaxRate: number
-                /** @description The service's fee */
-                serviceFeeAmount: number
-                serviceFeeSalesTaxAmount: number
-                serviceFeeSalesTaxRate: number
-              }[]
-              contributions: {
-                /** @description UUID */
-                impactPartnerId: string
-                /** @description Amount directed to the project or partner */
-                impactAmount: number
-                impactSalesTaxAmount: number
-                impactSalesTaxRate: number
-                /** @description The service's fee */
-                serviceFeeAmount: number
-                serviceFeeSalesTaxAmount: number
-                serviceFeeSalesTaxRate: number
-              }[]
-              taxLiability: 'platform' | 'organisation'
-              /** Format: date-time */
-              createdAt: string
-            }
-          }
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `PARTIAL_REVERSAL_NOT_SUPPORTED`: a reversal was sent an amount: a reversal always reverses the whole allocation */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'BAD_REQUEST' | 'PARTIAL_REVERSAL_NOT_SUPPORTED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'NOT_FOUND'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `ALREADY_REVERSED`: the allocation has already been reversed */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'ALREADY_REVERSED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `REQUEST_ENTITY_TOO_LARGE`: the request body is larger than BODY_LIMIT_BYTES */
-        413: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'REQUEST_ENTITY_TOO_LARGE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNSUPPORTED_MEDIA_TYPE`: the request body is not application/json */
-        415: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNSUPPORTED_MEDIA_TYPE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    delete?: never
-    options?: never
-    head?: never
-    patch?: never
-    trace?: never
-  }
-  '/v3/webhook-endpoints': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    /**
-     * List webhook endpoints
-     * @description The endpoints of `organisationId`, or (without it) of the calling key's whole tree, oldest first.
-     */
-    get: {
-      parameters: {
-        query?: {
-          /** @description One organisation of the tree (default: the whole tree) */
-          organisationId?: string
-        }
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              data: {
-                /** @description UUID */
-                id: string
-                /** @description Receives the events of this organisation and of its descendants */
-                organisationId: string
-                url: string
-                description: string
-                enabledEvents: string[]
-                /**
-                 * @description standard: Standard Webhooks body and headers; ekko: ekko-compatible body and signature header as well
-                 * @enum {string}
-                 */
-                format: 'standard' | 'ekko'
-                /**
-                 * @description A disabled endpoint receives nothing
-                 * @enum {string}
-                 */
-                status: 'enabled' | 'disabled'
-                disabledReason: string | null
-                failingSince: string | null
-                /** Format: date-time */
-                createdAt: string
-                /** Format: date-time */
-                updatedAt: string
-              }[]
-            }
-          }
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'BAD_REQUEST'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `FORBIDDEN`: a body or query organisationId is outside the API key's organisation tree */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'FORBIDDEN'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    put?: never
-    /**
-     * Create a webhook endpoint
-     * @description Events of `organisationId` and of its descendants are POSTed to `url`, signed (Standard Webhooks). The signing secret is in `secret`, shown once. A URL that is not https (http needs WEBHOOK_ALLOW_HTTP), has user info, or whose host is or resolves to a private, loopback, link-local, CGNAT, metadata, unspecified, IPv4-mapped or unique-local address is refused (WEBHOOK_URL_REFUSED).
-     */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description The caller's organisation or a descendant */
-            organisationId: string
-            /** @description https URL (http only with WEBHOOK_ALLOW_HTTP=true); no user info */
-            url: string
-            /**
-             * @description Event types delivered, or ["*"]
-             * @default [
-             *       "*"
-             *     ]
-             */
-            enabledEvents?: ('allocation.created' | 'allocation.reversed' | '*')[]
-            /**
-             * @description standard: Standard Webhooks body and headers; ekko: ekko-compatible body and signature header as well
-             * @default standard
-             * @enum {string}
-             */
-            format?: 'standard' | 'ekko'
-            description?: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description UUID */
-              id: string
-              /** @description Receives the events of this organisation and of its descendants */
-              organisationId: string
-              url: string
-              description: string
-              enabledEvents: string[]
-              /**
-               * @description standard: Standard Webhooks body and headers; ekko: ekko-compatible body and signature header as well
-               * @enum {string}
-               */
-              format: 'standard' | 'ekko'
-              /**
-               * @description A disabled endpoint receives nothing
-               * @enum {string}
-               */
-              status: 'enabled' | 'disabled'
-              disabledReason: string | null
-              failingSince: string | null
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-              /** @description The signing secret (whsec_…): shown once */
-              secret: string
-            }
-          }
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `WEBHOOK_URL_REFUSED`: a webhook url is not http(s) (http only with WEBHOOK_ALLOW_HTTP), has user info, or its host is or resolves to a refused address (loopback, private, link-local, CGNAT, metadata, unspecified, IPv4-mapped, unique-local) */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'BAD_REQUEST' | 'WEBHOOK_URL_REFUSED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `FORBIDDEN`: a body or query organisationId is outside the API key's organisation tree */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'FORBIDDEN'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `REQUEST_ENTITY_TOO_LARGE`: the request body is larger than BODY_LIMIT_BYTES */
-        413: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'REQUEST_ENTITY_TOO_LARGE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNSUPPORTED_MEDIA_TYPE`: the request body is not application/json */
-        415: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNSUPPORTED_MEDIA_TYPE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    delete?: never
-    options?: never
-    head?: never
-    patch?: never
-    trace?: never
-  }
-  '/v3/webhook-endpoints/{id}': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    /** Read a webhook endpoint */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          /** @description UUID */
-          id: string
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description UUID */
-              id: string
-              /** @description Receives the events of this organisation and of its descendants */
-              organisationId: string
-              url: string
-              description: string
-              enabledEvents: string[]
-              /**
-               * @description standard: Standard Webhooks body and headers; ekko: ekko-compatible body and signature header as well
-               * @enum {string}
-               */
-              format: 'standard' | 'ekko'
-              /**
-               * @description A disabled endpoint receives nothing
-               * @enum {string}
-               */
-              status: 'enabled' | 'disabled'
-              disabledReason: string | null
-              failingSince: string | null
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }
-          }
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'BAD_REQUEST'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'NOT_FOUND'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    put?: never
-    post?: never
-    /**
-     * Delete a webhook endpoint
-     * @description With its secrets and deliveries; nothing more is sent to it.
-     */
-    delete: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          /** @description UUID */
-          id: string
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Deleted */
-        204: {
-          headers: {
-            [name: string]: unknown
-          }
-          content?: never
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'BAD_REQUEST'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'NOT_FOUND'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    options?: never
-    head?: never
-    /**
-     * Change, enable or disable a webhook endpoint
-     * @description Enabling clears the failing streak; deliveries that failed meanwhile can be sent again with …/recover.
-     */
-    patch: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          /** @description UUID */
-          id: string
-        }
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description https URL (http only with WEBHOOK_ALLOW_HTTP=true); no user info */
-            url?: string
-            /** @description Event types delivered, or ["*"] */
-            enabledEvents?: ('allocation.created' | 'allocation.reversed' | '*')[]
-            /**
-             * @description standard: Standard Webhooks body and headers; ekko: ekko-compatible body and signature header as well
-             * @enum {string}
-             */
-            format?: 'standard' | 'ekko'
-            description?: string
-            /**
-             * @description enabled (clears the failing streak) or disabled
-             * @enum {string}
-             */
-            status?: 'enabled' | 'disabled'
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description UUID */
-              id: string
-              /** @description Receives the events of this organisation and of its descendants */
-              organisationId: string
-              url: string
-              description: string
-              enabledEvents: string[]
-              /**
-               * @description standard: Standard Webhooks body and headers; ekko: ekko-compatible body and signature header as well
-               * @enum {string}
-               */
-              format: 'standard' | 'ekko'
-              /**
-               * @description A disabled endpoint receives nothing
-               * @enum {string}
-               */
-              status: 'enabled' | 'disabled'
-              disabledReason: string | null
-              failingSince: string | null
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }
-          }
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `WEBHOOK_URL_REFUSED`: a webhook url is not http(s) (http only with WEBHOOK_ALLOW_HTTP), has user info, or its host is or resolves to a refused address (loopback, private, link-local, CGNAT, metadata, unspecified, IPv4-mapped, unique-local) */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'BAD_REQUEST' | 'WEBHOOK_URL_REFUSED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'NOT_FOUND'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `REQUEST_ENTITY_TOO_LARGE`: the request body is larger than BODY_LIMIT_BYTES */
-        413: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'REQUEST_ENTITY_TOO_LARGE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNSUPPORTED_MEDIA_TYPE`: the request body is not application/json */
-        415: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNSUPPORTED_MEDIA_TYPE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    trace?: never
-  }
-  '/v3/webhook-endpoints/{id}/rotate-secret': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    get?: never
-    put?: never
-    /**
-     * Rotate a webhook endpoint's signing secret
-     * @description A new secret (in `secret`, shown once) signs from now on; the previous one also signs every delivery (a second v1 signature) for `gracePeriodSeconds` (default 24 h), then stops.
-     */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          /** @description UUID */
-          id: string
-        }
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            /**
-             * @description How long the previous secret keeps signing: 0 to 604800 (7 days); default 86400 (24 h)
-             * @default 86400
-             */
-            gracePeriodSeconds?: number
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description UUID */
-              id: string
-              /** @description Receives the events of this organisation and of its descendants */
-              organisationId: string
-              url: string
-              description: string
-              enabledEvents: string[]
-              /**
-               * @description standard: Standard Webhooks body and headers; ekko: ekko-compatible body and signature header as well
-               * @enum {string}
-               */
-              format: 'standard' | 'ekko'
-              /**
-               * @description A disabled endpoint receives nothing
-               * @enum {string}
-               */
-              status: 'enabled' | 'disabled'
-              disabledReason: string | null
-              failingSince: string | null
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-              /** @description The new signing secret (whsec_…): shown once */
-              secret: string
-              /**
-               * Format: date-time
-               * @description Until then both secrets sign every delivery
-               */
-              previousSecretExpiresAt: string
-            }
-          }
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'BAD_REQUEST'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'NOT_FOUND'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `REQUEST_ENTITY_TOO_LARGE`: the request body is larger than BODY_LIMIT_BYTES */
-        413: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'REQUEST_ENTITY_TOO_LARGE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNSUPPORTED_MEDIA_TYPE`: the request body is not application/json */
-        415: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNSUPPORTED_MEDIA_TYPE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    delete?: never
-    options?: never
-    head?: never
-    patch?: never
-    trace?: never
-  }
-  '/v3/webhook-endpoints/{id}/test': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    get?: never
-    put?: never
-    /**
-     * Send a test event
-     * @description Queues a `webhook_endpoint.test` event for this endpoint alone; follow it with …/deliveries.
-     */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          /** @description UUID */
-          id: string
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        202: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description UUID */
-              eventId: string
-              /** @description UUID */
-              deliveryId: string
-            }
-          }
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'BAD_REQUEST'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'NOT_FOUND'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `WEBHOOK_ENDPOINT_DISABLED`: a test, retry or recovery was asked of a disabled webhook endpoint; enable it first */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'WEBHOOK_ENDPOINT_DISABLED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    delete?: never
-    options?: never
-    head?: never
-    patch?: never
-    trace?: never
-  }
-  '/v3/webhook-endpoints/{id}/deliveries': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    /**
-     * A webhook endpoint's deliveries, with their attempts
-     * @description Newest first; `startingAfter` (a delivery id) gives the next page.
-     */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Only deliveries in this state */
-          status?: 'pending' | 'succeeded' | 'failed'
-          /** @description Deliveries per page, 1–100 (default 20) */
-          limit?: string
-          /** @description A delivery id: the page after it (newest first) */
-          startingAfter?: string
-        }
-        header?: never
-        path: {
-          /** @description UUID */
-          id: string
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              hasMore: boolean
-              data: {
-                /** @description UUID */
-                id: string
-                /** @description The webhook-id header of every attempt */
-                eventId: string
-                eventType: string
-                /** @description UUID */
-                endpointId: string
-                /**
-                 * @description pending until a 2xx or until retries run out
-                 * @enum {string}
-                 */
-                status: 'pending' | 'succeeded' | 'failed'
-                attemptCount: number
-                nextAttemptAt: string | null
-                lastAttemptAt: string | null
-                /** Format: date-time */
-                createdAt: string
-                attempts: {
-                  /** @description UUID */
-                  id: string
-                  /** Format: date-time */
-                  attemptedAt: string
-                  durationMs: number
-                  statusCode: number | null
-                  error: string | null
-                  responseBody: string | null
-                }[]
-              }[]
-            }
-          }
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `INVALID_CURSOR`: a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent; a webhook deliveries cursor is not a delivery of that endpoint */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'BAD_REQUEST' | 'INVALID_CURSOR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'NOT_FOUND'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    put?: never
-    post?: never
-    delete?: never
-    options?: never
-    head?: never
-    patch?: never
-    trace?: never
-  }
-  '/v3/webhook-endpoints/deliveries/{deliveryId}/retry': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    get?: never
-    put?: never
-    /**
-     * Retry a delivery now
-     * @description One more attempt, now (the same webhook-id); a manual retry that fails is not rescheduled.
-     */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          /** @description UUID */
-          deliveryId: string
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        202: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description UUID */
-              id: string
-              /** @description The webhook-id header of every attempt */
-              eventId: string
-              eventType: string
-              /** @description UUID */
-              endpointId: string
-              /**
-               * @description pending until a 2xx or until retries run out
-               * @enum {string}
-               */
-              status: 'pending' | 'succeeded' | 'failed'
-              attemptCount: number
-              nextAttemptAt: string | null
-              lastAttemptAt: string | null
-              /** Format: date-time */
-              createdAt: string
-              attempts: {
-                /** @description UUID */
-                id: string
-                /** Format: date-time */
-                attemptedAt: string
-                durationMs: number
-                statusCode: number | null
-                error: string | null
-                responseBody: string | null
-              }[]
-            }
-          }
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'BAD_REQUEST'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'NOT_FOUND'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `WEBHOOK_ENDPOINT_DISABLED`: a test, retry or recovery was asked of a disabled webhook endpoint; enable it first */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'WEBHOOK_ENDPOINT_DISABLED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    delete?: never
-    options?: never
-    head?: never
-    patch?: never
-    trace?: never
-  }
-  '/v3/webhook-endpoints/{id}/recover': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    get?: never
-    put?: never
-    /**
-     * Redeliver everything that failed since a time
-     * @description Every failed delivery of this endpoint created at or after `since` starts its retry schedule again.
-     */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          /** @description UUID */
-          id: string
-        }
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            /**
-             * Format: date-time
-             * @description Redeliver every failed delivery created at or after this instant
-             */
-            since: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        202: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              recovered: number
-            }
-          }
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'BAD_REQUEST'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'NOT_FOUND'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `WEBHOOK_ENDPOINT_DISABLED`: a test, retry or recovery was asked of a disabled webhook endpoint; enable it first */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'WEBHOOK_ENDPOINT_DISABLED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `REQUEST_ENTITY_TOO_LARGE`: the request body is larger than BODY_LIMIT_BYTES */
-        413: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'REQUEST_ENTITY_TOO_LARGE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNSUPPORTED_MEDIA_TYPE`: the request body is not application/json */
-        415: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNSUPPORTED_MEDIA_TYPE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    delete?: never
-    options?: never
-    head?: never
-    patch?: never
-    trace?: never
-  }
-  '/funds/allocations/impact': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    /**
-     * List the impact records of the key's tree (allocations and reversals)
-     * @description Records of the window [dateTimeFrom, dateTimeTo) in (fundsDateTime, id) order, oldest first; a reversal is a record of its own at its own time (`reversal: true`, `reversalId`, negated amounts). Keyset pages: pass the last record id (`reversalId` for a reversal) as `startingAfter` for the next page, the first as `endingBefore` for the previous one.
-     */
-    get: {
-      parameters: {
-        query: {
-          /** @description Start of the window, inclusive (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z) */
-          dateTimeFrom: string
-          /** @description End of the window, exclusive; at most 366 days after dateTimeFrom (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z) */
-          dateTimeTo: string
-          /** @description The quote's consumer.reference */
-          consumerReference?: string
-          /** @description Records with a credit or contribution line for this impact partner */
-          impactPartnerId?: string
-          /** @description One organisation of the key's tree (default: the key's organisation and all its descendants) */
-          fundsOrganisationId?: string
-          /** @description Records per page, 1–100 (default 10) */
-          limit?: string
-          /** @description A record id (fundsAllocationId or reversalId): the page after it */
-          startingAfter?: string
-          /** @description A record id (fundsAllocationId or reversalId): the page before it */
-          endingBefore?: string
-        }
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description More records follow in the direction read */
-              hasMore: boolean
-              data: {
-                /** @description UUID */
-                fundsAllocationId: string
-                /** @description A reversal's record only: its id as a record */
-                reversalId?: string
-                /** @description UUID */
-                quoteId: string
-                /**
-                 * Format: date-time
-                 * @description When the allocation (or the reversal) was recorded, UTC
-                 */
-                fundsDateTime: string
-                consumerReference: string | null
-                /** @description UUID */
-                fundsOrganisationId: string
-                fundsOrganisationReference: string | null
-                /** @description The organisation whose API key made the allocation */
-                collectionOrganisationId: string
-                fundsCurrencyCode: string
-                reversal: boolean
-                taxLiability: 'platform' | 'organisation'
-                amounts: {
-                  /** @description impact + impactTax + serviceFee + serviceFeeTax */
-                  total: number
-                  impact: number
-                  impactTax: number
-                  serviceFee: number
-                  serviceFeeTax: number
-                }
-                merchant: {
-                  name: string
-                  mcc: string | null
-                  address: {
-                    line1: string | null
-                    line2: string | null
-                    line3: string | null
-                    city: string | null
-                    state: string | null
-                    postalCode: string | null
-                    countryCode: string | null
-                  } | null
-                }
-                credits: {
-                  /** @description UUID */
-                  impactPartnerId: string
-                  /** @description UUID */
-                  projectId: string
-                  quantityTonnes: number
-                  amounts: {
-                    total: number
-                    impact: number
-                    impactTax: number
-                    serviceFee: number
-                    serviceFeeTax: number
-                    impactTaxRate: number
-                    serviceFeeTaxRate: number
-                  }
-                }[]
-                contributions: {
-                  /** @description UUID */
-                  impactPartnerId: string
-                  amounts: {
-                    total: number
-                    impact: number
-                    impactTax: number
-                    serviceFee: number
-                    serviceFeeTax: number
-                    impactTaxRate: number
-                    serviceFeeTaxRate: number
-                  }
-                }[]
-              }[]
-            }
-          }
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `INVALID_DATE_RANGE`: a reconciliation window has dateTimeFrom at or after dateTimeTo, or is longer than 366 days; `INVALID_CURSOR`: a reconciliation cursor is not a record of the key's tree, or both startingAfter and endingBefore were sent; a webhook deliveries cursor is not a delivery of that endpoint */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'BAD_REQUEST' | 'INVALID_DATE_RANGE' | 'INVALID_CURSOR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `FORBIDDEN`: a body or query organisationId is outside the API key's organisation tree */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'FORBIDDEN'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    put?: never
-    post?: never
-    delete?: never
-    options?: never
-    head?: never
-    patch?: never
-    trace?: never
-  }
-  '/funds/allocations/impact/export': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    /**
-     * Export the impact records of a window as CSV
-     * @description The same filters as the list, every record of the window (at most 366 days), streamed as `text/csv` (RFC 4180): one row per credit or contribution line, UTC timestamps, amounts at the currency precision.
-     */
-    get: {
-      parameters: {
-        query: {
-          /** @description Start of the window, inclusive (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z) */
-          dateTimeFrom: string
-          /** @description End of the window, exclusive; at most 366 days after dateTimeFrom (ISO 8601 date-time with a time zone, e.g. 2024-01-01T00:00:00Z) */
-          dateTimeTo: string
-          /** @description The quote's consumer.reference */
-          consumerReference?: string
-          /** @description Records with a credit or contribution line for this impact partner */
-          impactPartnerId?: string
-          /** @description One organisation of the key's tree (default: the key's organisation and all its descendants) */
-          fundsOrganisationId?: string
-        }
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description RFC 4180 CSV with a header row */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'text/csv': string
-          }
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed; `INVALID_DATE_RANGE`: a reconciliation window has dateTimeFrom at or after dateTimeTo, or is longer than 366 days */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'text/csv': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'BAD_REQUEST' | 'INVALID_DATE_RANGE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'text/csv': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `FORBIDDEN`: a body or query organisationId is outside the API key's organisation tree */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'text/csv': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'FORBIDDEN'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'text/csv': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'text/csv': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'text/csv': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    put?: never
-    post?: never
-    delete?: never
-    options?: never
-    head?: never
-    patch?: never
-    trace?: never
-  }
-  '/funds/allocations/{id}/impact': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    /** Get one impact record, by allocation id or reversal id */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          /** @description UUID */
-          id: string
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description UUID */
-              fundsAllocationId: string
-              /** @description A reversal's record only: its id as a record */
-              reversalId?: string
-              /** @description UUID */
-              quoteId: string
-              /**
-               * Format: date-time
-               * @description When the allocation (or the reversal) was recorded, UTC
-               */
-              fundsDateTime: string
-              consumerReference: string | null
-              /** @description UUID */
-              fundsOrganisationId: string
-              fundsOrganisationReference: string | null
-              /** @description The organisation whose API key made the allocation */
-              collectionOrganisationId: string
-              fundsCurrencyCode: string
-              reversal: boolean
-              taxLiability: 'platform' | 'organisation'
-              amounts: {
-                /** @description impact + impactTax + serviceFee + serviceFeeTax */
-                total: number
-                impact: number
-                impactTax: number
-                serviceFee: number
-                serviceFeeTax: number
-              }
-              merchant: {
-                name: string
-                mcc: string | null
-                address: {
-                  line1: string | null
-                  line2: string | null
-                  line3: string | null
-                  city: string | null
-                  state: string | null
-                  postalCode: string | null
-                  countryCode: string | null
-                } | null
-              }
-              credits: {
-                /** @description UUID */
-                impactPartnerId: string
-                /** @description UUID */
-                projectId: string
-                quantityTonnes: number
-                amounts: {
-                  total: number
-                  impact: number
-                  impactTax: number
-                  serviceFee: number
-                  serviceFeeTax: number
-                  impactTaxRate: number
-                  serviceFeeTaxRate: number
-                }
-              }[]
-              contributions: {
-                /** @description UUID */
-                impactPartnerId: string
-                amounts: {
-                  total: number
-                  impact: number
-                  impactTax: number
-                  serviceFee: number
-                  serviceFeeTax: number
-                  impactTaxRate: number
-                  serviceFeeTaxRate: number
-                }
-              }[]
-            }
-          }
-        }
-        /** @description `BAD_REQUEST`: the request does not match the route's schema (body, query, path or headers; every violation is in details), or its JSON or URL is malformed */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'BAD_REQUEST'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `UNAUTHORIZED`: the API key or client secret is missing, malformed, unknown or revoked (one answer for every reason) */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'UNAUTHORIZED'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `NOT_FOUND`: the route, or a resource of the key's tree, does not exist (another tree's resources are not found either) */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'NOT_FOUND'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `TOO_MANY_REQUESTS`: the API key exceeded RATE_LIMIT_PER_MINUTE; see Retry-After */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'TOO_MANY_REQUESTS'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `INTERNAL_SERVER_ERROR`: an unexpected error; nothing about it is revealed */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'INTERNAL_SERVER_ERROR'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-        /** @description `SERVICE_UNAVAILABLE`: the database is unreachable, busy or too slow; retry after Retry-After seconds */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @description Lowercase human-readable sentence */
-              error: string
-              /**
-               * @description Stable UPPER_SNAKE code (see the error code table)
-               * @enum {string}
-               */
-              code: 'SERVICE_UNAVAILABLE'
-              details?: {
-                path: string
-                message: string
-              }[]
-              requestId: string
-            }
-          }
-        }
-      }
-    }
-    put?: never
-    post?: never
-    delete?: never
-    options?: never
     head?: never
     patch?: never
     trace?: never
@@ -9623,14 +13286,34 @@ export interface components {
       | 'WEBHOOK_URL_REFUSED'
       | 'INVALID_DATE_RANGE'
       | 'INVALID_CURSOR'
+      | 'INVALID_PROFIT_SHARE'
+      | 'PROFIT_SHARE_EXCEEDS_FEE'
+      | 'UNSUPPORTED_BILLING_CURRENCY'
+      | 'SETTLEMENT_MODEL_ROOT_ONLY'
+      | 'PERIOD_IN_FUTURE'
+      | 'INVALID_IP_ALLOWLIST_ENTRY'
+      | 'WEAK_PASSWORD'
+      | 'INVALID_PASSWORD_LINK'
       | 'UNAUTHORIZED'
+      | 'INVALID_CREDENTIALS'
+      | 'INVALID_SECOND_FACTOR'
       | 'FORBIDDEN'
+      | 'PERMISSION_DENIED'
+      | 'IP_NOT_ALLOWED'
+      | 'CSRF_REFUSED'
+      | 'SECOND_FACTOR_ENROLMENT_REQUIRED'
+      | 'PROFIT_SHARE_SET_BY_PARENT'
       | 'NOT_FOUND'
       | 'IDEMPOTENCY_KEY_IN_USE'
       | 'ALREADY_REVERSED'
       | 'API_KEY_ALREADY_REVOKED'
       | 'API_KEY_INACTIVE'
       | 'API_KEY_ALREADY_ROTATED'
+      | 'OWN_ORGANISATION'
+      | 'EMAIL_IN_USE'
+      | 'LAST_ADMIN'
+      | 'SECOND_FACTOR_ALREADY_ENABLED'
+      | 'SECOND_FACTOR_REQUIRED_BY_ORGANISATION'
       | 'WEBHOOK_ENDPOINT_DISABLED'
       | 'SESSION_EXPIRED'
       | 'REQUEST_TIMEOUT'
@@ -9641,6 +13324,7 @@ export interface components {
       | 'NO_CREDIT_PROJECTS'
       | 'NO_CONTRIBUTION_PARTNERS'
       | 'TOO_MANY_REQUESTS'
+      | 'SIGN_IN_THROTTLED'
       | 'INTERNAL_SERVER_ERROR'
       | 'SERVICE_UNAVAILABLE'
   }
