@@ -177,12 +177,14 @@ function openBoundedPool(options: PostgresOptions): BoundedPostgresPool {
     stats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     async close(end) {
       // A handler whose client has gone away may still be between queries: let the pool fall quiet first.
-      await waitForQuietPool(pool, 5_000)
+      // Briefly: on a frozen link a background query in flight would hold shutdown for its whole bound, and
+      // every worker's work is transactional (cut short, it rolls back and is done again after the restart).
+      await waitForQuietPool(pool, 1_000)
       // Ending a connection waits for the server's goodbye, which a frozen link never sends: bounded.
       const ended = end().then(() => true)
       if (!(await Promise.race([ended, sleep(1_000).then(() => false)]))) {
         for (const client of clients) client.connection.stream.destroy()
-        await Promise.race([ended, sleep(1_000)])
+        await Promise.race([ended, sleep(500)])
       }
     },
   }

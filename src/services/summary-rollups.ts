@@ -140,6 +140,8 @@ export interface RollupWorkerOptions extends RollupDeps {
 /** Time one tick may spend catching up before it lets the next tick (soon after) go on. */
 const TICK_BUDGET_MS = 2000
 const CATCH_UP_PAUSE_MS = 50
+/** How long stop() waits for a roll-up in progress before the database is closed under it. */
+const STOP_WAIT_MS = 500
 
 /**
  * Rolls up closed time every `intervalMs` in this process (started with the app unless SUMMARY_ROLLUP_WORKER=false),
@@ -160,11 +162,14 @@ export class RollupWorker {
     this.schedule(0)
   }
 
-  /** Stops ticking and waits for a transaction in progress. */
+  /**
+   * Stops ticking and waits a moment for a transaction in progress. Not longer: on a frozen link it would hold
+   * shutdown for the whole query bound, and a roll-up cut short by the pool closing rolls back and is redone later.
+   */
   async stop(): Promise<void> {
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
-    await this.running
+    await Promise.race([this.running, new Promise<void>((resolve) => setTimeout(resolve, STOP_WAIT_MS).unref())])
   }
 
   /** Rolls up everything closed now (tests and operators); the same work as the ticks, without a budget. */
@@ -186,13 +191,17 @@ export class RollupWorker {
         if (!this.stopped) this.schedule(progress.caughtUp || progress.busy ? intervalMs : CATCH_UP_PAUSE_MS)
       },
       (error: unknown) => {
+        if (this.stopped) {
+          log.warn({ err: error }, 'summary roll-up cut short by shutdown; it is redone at the next start')
+          return
+        }
         this.failures++
         metrics.summaryRollupFailed()
         log.error(
           { err: error, failures: this.failures },
           'summary rollups could not be brought up to date; summaries read the records meanwhile',
         )
-        if (!this.stopped) this.schedule(intervalMs * Math.min(this.failures, 10))
+        this.schedule(intervalMs * Math.min(this.failures, 10))
       },
     )
   }

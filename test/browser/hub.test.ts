@@ -219,8 +219,13 @@ describeInBrowser('the Hub in Chromium', () => {
       await page.getByRole('button', { name: 'Send test event' }).focus()
       await page.keyboard.press('Enter')
       await receiver.waitFor(1)
-      await page.getByRole('button', { name: 'Refresh deliveries' }).press('Enter')
-      await expect.poll(() => page.getByRole('row', { name: /webhook_endpoint\.test/ }).textContent()).toMatch(/succeeded.*200/)
+      // The receiver has the request before the worker records its outcome (written in batches): refresh until it shows.
+      await expect
+        .poll(async () => {
+          await page.getByRole('button', { name: 'Refresh deliveries' }).press('Enter')
+          return page.getByRole('row', { name: /webhook_endpoint\.test/ }).textContent()
+        })
+        .toMatch(/succeeded.*200/)
       await page.getByRole('button', { name: 'Retry webhook_endpoint.test' }).press('Enter')
       await receiver.waitFor(2)
       await page.getByRole('button', { name: 'Rotate signing secret' }).press('Enter')
