@@ -1,10 +1,15 @@
 import { CanopyCore, type CanopyOptions } from './core.js'
 import { Allocations } from './resources/allocations.js'
 import { ApiKeys } from './resources/api-keys.js'
+import { AuditEvents } from './resources/audit-events.js'
+import { ImpactPartners } from './resources/impact-partners.js'
 import { ImpactRecords } from './resources/impact-records.js'
 import { Organisations } from './resources/organisations.js'
+import { ProfitShare } from './resources/profit-share.js'
 import { Quotes } from './resources/quotes.js'
 import { Sessions } from './resources/sessions.js'
+import { Statements } from './resources/statements.js'
+import { Summaries } from './resources/summaries.js'
 import { WebhookEndpoints } from './resources/webhook-endpoints.js'
 import { Webhooks } from './webhooks.js'
 
@@ -17,6 +22,11 @@ export class Canopy extends CanopyCore {
   readonly sessions = new Sessions(this)
   readonly allocations = new Allocations(this)
   readonly impactRecords = new ImpactRecords(this)
+  readonly summaries = new Summaries(this)
+  readonly profitShare = new ProfitShare(this)
+  readonly statements = new Statements(this)
+  readonly impactPartners = new ImpactPartners(this)
+  readonly auditEvents = new AuditEvents(this)
   readonly organisations = new Organisations(this)
   readonly apiKeys = new ApiKeys(this)
   readonly webhookEndpoints = new WebhookEndpoints(this)

@@ -108,6 +108,8 @@ export interface CallSpec<P extends keyof paths, M extends HttpMethod> {
   /** Default: idempotent for GET, PATCH, PUT and DELETE, unsafe for POST (retry.ts). */
   retry?: RetryPolicy
   idempotencyKey?: string
+  /** The media type a streamed answer is asked for (`Accept`), when the operation answers more than one. */
+  streamMediaType?: string
 }
 
 interface RawCall {
@@ -119,6 +121,7 @@ interface RawCall {
   retry: RetryPolicy
   idempotencyKey: string | undefined
   accept: 'json' | 'stream'
+  streamMediaType: string | undefined
 }
 
 const DEFAULTS = { maxRetries: 2, timeout: 30_000, maxRetryAfterMs: 60_000 }
@@ -233,6 +236,7 @@ export class CanopyCore {
       retry: spec.retry ?? (method === 'post' ? 'unsafe' : 'idempotent'),
       idempotencyKey: spec.idempotencyKey,
       accept,
+      streamMediaType: spec.streamMediaType,
     }
   }
 
@@ -243,7 +247,7 @@ export class CanopyCore {
     const headers: Record<string, string> = {
       ...this.#headers,
       ...options.headers,
-      accept: call.accept === 'json' ? 'application/json' : '*/*',
+      accept: call.accept === 'json' ? 'application/json' : (call.streamMediaType ?? '*/*'),
       'user-agent': `canopy-node/${VERSION} node/${process.version}`,
       authorization: `Bearer ${this.#apiKey}`,
     }

@@ -66,6 +66,16 @@ export type CreatedWebhookEndpoint = ResponseBody<'/v3/webhook-endpoints', 'post
 export type RotatedWebhookSecret = ResponseBody<'/v3/webhook-endpoints/{id}/rotate-secret', 'post'>
 export type WebhookDelivery = ResponseBody<'/v3/webhook-endpoints/deliveries/{deliveryId}/retry', 'post'>
 export type WebhookDeliveryPage = ResponseBody<'/v3/webhook-endpoints/{id}/deliveries', 'get'>
+export type OrganisationTree = ResponseBody<'/v3/organisations', 'get'>
+export type QuoteExplanation = ResponseBody<'/quotes/{id}/explain', 'get'>
+export type ProfitShareRecord = ResponseBody<'/funds/allocations/{id}/profit-share', 'get'>
+export type ProfitShareRecordPage = ResponseBody<'/funds/allocations/profit-share', 'get'>
+export type AllocationSummary = ResponseBody<'/funds/allocations/summary', 'get'>
+export type Statement = ResponseBody<'/v3/statements', 'get'>
+export type ImpactPartner = ResponseBody<'/v3/impact-partners', 'get'>[number]
+export type CatalogueProject = ResponseBody<'/v3/impact-partners/projects', 'get'>[number]
+export type AuditEventPage = ResponseBody<'/v3/audit-events', 'get'>
+export type AuditEvent = AuditEventPage['data'][number]
 
 /** The events a `format: "standard"` endpoint receives (the OpenAPI document's webhooks). */
 export type AllocationCreatedEvent = WebhookBody<'allocation.created'>

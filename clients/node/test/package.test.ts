@@ -50,6 +50,11 @@ describe('@canopy-climate/node as built', () => {
           'apiKeys',
           'webhookEndpoints',
           'webhooks',
+          'summaries',
+          'profitShare',
+          'statements',
+          'impactPartners',
+          'auditEvents',
         ]),
       )
     },

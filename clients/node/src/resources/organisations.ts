@@ -20,4 +20,22 @@ export class Organisations extends Resource {
   update(organisationId: string, params: OrganisationUpdateParams, options?: RequestOptions) {
     return this.core.request('patch', '/v3/organisations/{id}', { params: { id: organisationId }, body: params }, options)
   }
+
+  /** GET /v3/organisations: the key's organisation and the tree below it. */
+  list(options?: RequestOptions) {
+    return this.core.request('get', '/v3/organisations', {}, options)
+  }
+
+  /**
+   * POST /v3/organisations/:id/deactivate: a descendant's keys and sessions stop working until it is reactivated.
+   * Asking for the status it already has changes nothing, so it is retried like a read.
+   */
+  deactivate(organisationId: string, options?: RequestOptions) {
+    return this.core.request('post', '/v3/organisations/{id}/deactivate', { params: { id: organisationId }, retry: 'idempotent' }, options)
+  }
+
+  /** POST /v3/organisations/:id/reactivate: brings a deactivated descendant back as it was (retried like a read). */
+  reactivate(organisationId: string, options?: RequestOptions) {
+    return this.core.request('post', '/v3/organisations/{id}/reactivate', { params: { id: organisationId }, retry: 'idempotent' }, options)
+  }
 }

@@ -25,4 +25,9 @@ export class Quotes extends Resource {
   listProjects(quoteId: string, options?: RequestOptions) {
     return this.core.request('get', '/quotes/{id}/projects', { params: { id: quoteId } }, options)
   }
+
+  /** GET /quotes/:id/explain: how the quote was priced — footprint, factors, rates, fee, tax and the projects' weights. */
+  explain(quoteId: string, options?: RequestOptions) {
+    return this.core.request('get', '/quotes/{id}/explain', { params: { id: quoteId } }, options)
+  }
 }
