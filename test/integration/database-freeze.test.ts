@@ -282,9 +282,7 @@ describe.runIf(onPostgres())('a database link that stops answering (TCP proxy, r
   })
 
   it('an app closing while the link is frozen still closes within a few seconds (shutdown is not held hostage)', async () => {
-    // The request path's pool only: the webhook worker's stop waits for a claim in flight for up to its query bound
-    // (4 s), a separate bound that this test does not measure.
-    const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: proxy.url(database.url!), WEBHOOK_WORKER: 'false' })
+    const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: proxy.url(database.url!) })
     const other = await buildApp({ config, database: await openConfiguredDatabase(config) })
     await other.ready()
     const warm = await Promise.all(Array.from({ length: 3 }, () => other.inject({ url: '/readyz' })))

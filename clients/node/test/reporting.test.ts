@@ -3,7 +3,8 @@
 // catalogue, a quote's explanation, the audit log, and deactivating and reactivating the child.
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Canopy, CanopyNotFoundError, type Allocation } from '../src/index.js'
+import { createOrg } from '../../../test/helpers/factories.js'
+import { Canopy, CanopyNotFoundError, toMinorUnits, type Allocation } from '../src/index.js'
 import { floristQuote, startApi, type TestApi } from './helpers/api.js'
 
 let api: TestApi
@@ -56,7 +57,7 @@ describe('reporting resources', () => {
     expect(summary.totals).toHaveLength(1)
     const [gbp] = summary.totals
     expect(gbp).toMatchObject({ currencyCode: 'GBP', allocations: 1, reversals: 0 })
-    expect(Math.round((gbp!.credits.total + gbp!.contributions.total) * 100)).toBe(128)
+    expect(toMinorUnits(gbp!.credits.total, 'GBP') + toMinorUnits(gbp!.contributions.total, 'GBP')).toBe(128)
     expect(summary.groups.map((g) => g.key)).toEqual(['GBP'])
   })
 
@@ -68,7 +69,7 @@ describe('reporting resources', () => {
     const csv = await text(await parent.profitShare.exportCsv(window()))
     expect(csv.split(/\r?\n/)[0]).toMatch(/^[a-zA-Z]/)
     expect(csv).toContain(allocation.fundsAllocationId)
-    const stranger = new Canopy({ apiKey: (await startStranger()).apiKey, baseUrl: api.baseUrl })
+    const stranger = new Canopy({ apiKey: (await createOrg(api.db)).apiKey, baseUrl: api.baseUrl })
     await expect(stranger.profitShare.retrieve(allocation.fundsAllocationId)).rejects.toBeInstanceOf(CanopyNotFoundError)
   })
 
@@ -109,9 +110,3 @@ describe('reporting resources', () => {
     expect(types[0]).toBe('organisation.reactivated')
   })
 })
-
-/** An organisation of another tree, with its own key. */
-async function startStranger() {
-  const { createOrg } = await import('../../../test/helpers/factories.js')
-  return createOrg(api.db)
-}

@@ -1,23 +1,12 @@
 import type { RequestOptions } from '../core.js'
-import { PagePromise } from '../pagination.js'
+import type { PagePromise } from '../pagination.js'
 import type { ImpactRecord, ImpactRecordPage, QueryParams } from '../types.js'
+import { recordPages, type WindowListParams, type WindowParams } from './records.js'
 import { Resource } from './resource.js'
 
-type ListQuery = QueryParams<'/funds/allocations/impact', 'get'>
-
 /** The window [dateTimeFrom, dateTimeTo) as ISO strings or Dates; limit is the page size (1–100, default 10). */
-export type ImpactRecordListParams = Omit<ListQuery, 'dateTimeFrom' | 'dateTimeTo' | 'limit'> & {
-  dateTimeFrom: string | Date
-  dateTimeTo: string | Date
-  limit?: number
-}
-export type ImpactRecordExportParams = Omit<QueryParams<'/funds/allocations/impact/export', 'get'>, 'dateTimeFrom' | 'dateTimeTo'> & {
-  dateTimeFrom: string | Date
-  dateTimeTo: string | Date
-}
-
-/** A record's cursor: a reversal's record is addressed by its reversalId. */
-const recordId = (record: ImpactRecord): string => record.reversalId ?? record.fundsAllocationId
+export type ImpactRecordListParams = WindowListParams<QueryParams<'/funds/allocations/impact', 'get'>>
+export type ImpactRecordExportParams = WindowParams<QueryParams<'/funds/allocations/impact/export', 'get'>>
 
 export class ImpactRecords extends Resource {
   /**
@@ -26,21 +15,9 @@ export class ImpactRecords extends Resource {
    * window, oldest first (newest first when you start from `endingBefore`).
    */
   list(params: ImpactRecordListParams, options?: RequestOptions): PagePromise<ImpactRecord, ImpactRecordPage> {
-    const backwards = params.endingBefore !== undefined
-    return new PagePromise<ImpactRecord, ImpactRecordPage>({
-      backwards,
-      fetch: (cursor) =>
-        this.core.request(
-          'get',
-          '/funds/allocations/impact',
-          { query: cursor === undefined ? params : { ...params, ...(backwards ? { endingBefore: cursor } : { startingAfter: cursor }) } },
-          options,
-        ),
-      next: (page) => {
-        const edge = backwards ? page.data[0] : page.data[page.data.length - 1]
-        return edge && recordId(edge)
-      },
-    })
+    return recordPages(params, (cursorQuery) =>
+      this.core.request('get', '/funds/allocations/impact', { query: { ...params, ...cursorQuery } }, options),
+    )
   }
 
   /** GET /funds/allocations/:id/impact: one record, by allocation id or reversal id. */

@@ -1,23 +1,12 @@
 import type { RequestOptions } from '../core.js'
-import { PagePromise } from '../pagination.js'
+import type { PagePromise } from '../pagination.js'
 import type { ProfitShareRecord, ProfitShareRecordPage, QueryParams } from '../types.js'
+import { recordPages, type WindowListParams, type WindowParams } from './records.js'
 import { Resource } from './resource.js'
 
-type ListQuery = QueryParams<'/funds/allocations/profit-share', 'get'>
-
 /** The window [dateTimeFrom, dateTimeTo) as ISO strings or Dates; limit is the page size (1–100, default 10). */
-export type ProfitShareListParams = Omit<ListQuery, 'dateTimeFrom' | 'dateTimeTo' | 'limit'> & {
-  dateTimeFrom: string | Date
-  dateTimeTo: string | Date
-  limit?: number
-}
-export type ProfitShareExportParams = Omit<QueryParams<'/funds/allocations/profit-share/export', 'get'>, 'dateTimeFrom' | 'dateTimeTo'> & {
-  dateTimeFrom: string | Date
-  dateTimeTo: string | Date
-}
-
-/** A record's cursor: a reversal's record is addressed by its reversalId. */
-const recordId = (record: ProfitShareRecord): string => record.reversalId ?? record.fundsAllocationId
+export type ProfitShareListParams = WindowListParams<QueryParams<'/funds/allocations/profit-share', 'get'>>
+export type ProfitShareExportParams = WindowParams<QueryParams<'/funds/allocations/profit-share/export', 'get'>>
 
 export class ProfitShare extends Resource {
   /**
@@ -25,21 +14,9 @@ export class ProfitShare extends Resource {
    * earned on each allocation and reversal). `await` it for one page, or `for await` over every record.
    */
   list(params: ProfitShareListParams, options?: RequestOptions): PagePromise<ProfitShareRecord, ProfitShareRecordPage> {
-    const backwards = params.endingBefore !== undefined
-    return new PagePromise<ProfitShareRecord, ProfitShareRecordPage>({
-      backwards,
-      fetch: (cursor) =>
-        this.core.request(
-          'get',
-          '/funds/allocations/profit-share',
-          { query: cursor === undefined ? params : { ...params, ...(backwards ? { endingBefore: cursor } : { startingAfter: cursor }) } },
-          options,
-        ),
-      next: (page) => {
-        const edge = backwards ? page.data[0] : page.data[page.data.length - 1]
-        return edge && recordId(edge)
-      },
-    })
+    return recordPages(params, (cursorQuery) =>
+      this.core.request('get', '/funds/allocations/profit-share', { query: { ...params, ...cursorQuery } }, options),
+    )
   }
 
   /** GET /funds/allocations/:id/profit-share: one record, by allocation id or reversal id. */

@@ -1,12 +1,10 @@
 import type { RequestOptions } from '../core.js'
 import type { QueryParams } from '../types.js'
+import type { WindowParams } from './records.js'
 import { Resource } from './resource.js'
 
 /** The window [dateTimeFrom, dateTimeTo) as ISO strings or Dates, the grouping and (for time buckets) the time zone. */
-export type SummaryParams = Omit<QueryParams<'/funds/allocations/summary', 'get'>, 'dateTimeFrom' | 'dateTimeTo'> & {
-  dateTimeFrom: string | Date
-  dateTimeTo: string | Date
-}
+export type SummaryParams = WindowParams<QueryParams<'/funds/allocations/summary', 'get'>>
 
 export class Summaries extends Resource {
   /**
