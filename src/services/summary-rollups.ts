@@ -4,6 +4,7 @@
 // DATABASE_QUERY_TIMEOUT_MS), so everything older than SUMMARY_ROLLUP_DELAY_SECONDS (validated against those bounds)
 // is committed. Every API process runs the worker; the state row's lock (FOR UPDATE SKIP LOCKED) lets one work at a
 // time. Nothing here is on the allocation's write path.
+import { setTimeout as delay } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
@@ -169,7 +170,7 @@ export class RollupWorker {
   async stop(): Promise<void> {
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
-    await Promise.race([this.running, new Promise<void>((resolve) => setTimeout(resolve, STOP_WAIT_MS).unref())])
+    await Promise.race([this.running, delay(STOP_WAIT_MS, undefined, { ref: false })])
   }
 
   /** Rolls up everything closed now (tests and operators); the same work as the ticks, without a budget. */

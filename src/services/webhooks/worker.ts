@@ -1,6 +1,7 @@
 // The webhook worker: runs in every API process, claims due deliveries (SKIP LOCKED, with a lease), makes the HTTP
 // calls outside any transaction and records each attempt. A commit in this process wakes it; otherwise it polls.
 // Delivery is at least once and in best-effort order (docs/webhooks.md).
+import { setTimeout as delay } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
@@ -47,6 +48,11 @@ const SUCCESS_FLUSH_MS = 50
 const SUCCESS_FLUSH_SIZE = 100
 /** Claimed deliveries wait locally for at most this many rounds of `concurrency`. */
 const QUEUE_ROUNDS = 8
+/**
+ * How long stop() waits for a claim in flight. Not longer: on a frozen link the claim would hold shutdown for its
+ * whole query bound. What a claim returns after that is never started and comes due again when its lease ends.
+ */
+const STOP_CLAIM_WAIT_MS = 500
 
 interface Success {
   deliveryId: string
@@ -88,7 +94,7 @@ export class WebhookWorker {
   async stop(): Promise<void> {
     this.stopped = true
     this.wakeUp?.()
-    await this.loop
+    await Promise.race([this.loop, delay(STOP_CLAIM_WAIT_MS, undefined, { ref: false })])
     // Claimed but not started: give them back now rather than when their lease ends.
     const unstarted = this.queue.splice(0)
     await releaseDeliveries(
@@ -142,6 +148,8 @@ export class WebhookWorker {
           const claimed = await this.claim(room)
           this.claimed()
           this.queue.push(...claimed)
+          // Stopped meanwhile: stop() gives back what is queued (or, if it no longer waits, the leases do).
+          if (this.stopped) break
           this.pump()
           full = claimed.length === room
         } catch (error) {
