@@ -35,9 +35,38 @@ async function adminQuery(adminUrl: string, text: string): Promise<void> {
   }
 }
 
+interface Prepared {
+  context: {
+    databaseMode: 'postgres' | 'pglite'
+    runId: string
+    adminUrl: string
+    templateDatabase: string
+    pgliteDumpPath: string
+  }
+  teardown: () => Promise<void>
+}
+
+// The suite's projects (vitest.config.ts) and the root each call this setup, in one process: the database is prepared
+// once, every project is given the same one, and the last teardown removes it.
+const shared = globalThis as typeof globalThis & { canopyTestDatabase?: { prepared: Promise<Prepared>; users: number } }
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  shared.canopyTestDatabase ??= { prepared: prepare(), users: 0 }
+  const state = shared.canopyTestDatabase
+  state.users += 1
+  const { context, teardown } = await state.prepared
+  for (const [key, value] of Object.entries(context)) project.provide(key as keyof Prepared['context'], value)
+  return async () => {
+    state.users -= 1
+    if (state.users === 0) {
+      shared.canopyTestDatabase = undefined
+      await teardown()
+    }
+  }
+}
+
+async function prepare(): Promise<Prepared> {
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`
-  project.provide('runId', runId)
   const adminUrl = process.env.DATABASE_URL
   if (adminUrl) {
     const template = `canopy_tpl_${runId}`
@@ -49,21 +78,20 @@ export default async function setup(project: TestProject): Promise<() => Promise
       // Postgres refuses to clone a template that has open connections.
       await handle.close()
     }
-    project.provide('databaseMode', 'postgres')
-    project.provide('adminUrl', adminUrl)
-    project.provide('templateDatabase', template)
-    project.provide('pgliteDumpPath', '')
-    return async () => {
-      const client = new pg.Client({ connectionString: adminUrl })
-      await client.connect()
-      try {
-        const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [
-          `canopy_%_${runId}%`,
-        ])
-        for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
-      } finally {
-        await client.end()
-      }
+    return {
+      context: { databaseMode: 'postgres', runId, adminUrl, templateDatabase: template, pgliteDumpPath: '' },
+      teardown: async () => {
+        const client = new pg.Client({ connectionString: adminUrl })
+        await client.connect()
+        try {
+          const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [
+            `canopy_%_${runId}%`,
+          ])
+          for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
+        } finally {
+          await client.end()
+        }
+      },
     }
   }
   const handle = await openPglite()
@@ -77,9 +105,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   } finally {
     await handle.close()
   }
-  project.provide('databaseMode', 'pglite')
-  project.provide('adminUrl', '')
-  project.provide('templateDatabase', '')
-  project.provide('pgliteDumpPath', dumpPath)
-  return async () => rmSync(dir, { recursive: true, force: true })
+  return {
+    context: { databaseMode: 'pglite', runId, adminUrl: '', templateDatabase: '', pgliteDumpPath: dumpPath },
+    teardown: async () => rmSync(dir, { recursive: true, force: true }),
+  }
 }
