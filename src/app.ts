@@ -50,6 +50,7 @@ import { findRolledUntil } from './db/repositories/allocation-rollups.js'
 import auditEventRoutes from './routes/audit-events.js'
 import hubApiRoutes, { type ApiRoutePlugin, type HubRoute } from './routes/hub/api.js'
 import hubPageRoutes from './routes/hub/pages.js'
+import hubInsightRoutes from './routes/hub/insights.js'
 import { HubAssets } from './services/hub-assets.js'
 import { HubEmailSender } from './services/hub/emails.js'
 import { databaseFailureStore, redisFailureStore, SignInThrottle, withFallback } from './services/hub/throttle.js'
@@ -356,6 +357,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     users: { db, access, clock, publicBaseUrl: baseUrl, emailInvitations: mailer !== undefined },
     publicOrigin: new URL(baseUrl).origin,
     apiRoutes,
+    hubRoutes: [apiRoute(hubInsightRoutes, { deps: { db, reads, access } })],
     routes: hubRoutes,
   })
   await app.register(publicFileRoutes, { files: new PublicFiles(options.publicFiles) })

@@ -59,6 +59,8 @@ export interface HubApiOptions {
   /** The origin of PUBLIC_BASE_URL: Hub pages may also send from it. */
   publicOrigin: string
   apiRoutes: readonly ApiRoutePlugin[]
+  /** Reads only the Hub's pages use (src/routes/hub/insights.ts), behind the same session. */
+  hubRoutes: readonly ApiRoutePlugin[]
   /** Filled with the routes as they are registered (the app exposes it as app.hubRoutes). */
   routes: HubRoute[]
 }
@@ -365,8 +367,8 @@ const hubApiRoutes: FastifyPluginAsyncTypebox<HubApiOptions> = async (app, optio
       },
     )
 
-    // The public API's routes, for the signed-in user.
-    for (const register of options.apiRoutes) await register(scope)
+    // The public API's routes, for the signed-in user, and the Hub's own reads.
+    for (const register of [...options.apiRoutes, ...options.hubRoutes]) await register(scope)
   })
 }
 

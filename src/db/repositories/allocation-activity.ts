@@ -1,0 +1,93 @@
+// What happened around one allocation, for the Hub's record detail: the id of its reversal, and the webhook deliveries
+// of its events. An event has no column naming its allocation: it is found by what the allocation's INSERT wrote with
+// it (src/db/repositories/webhooks.ts, eventCtes): the same organisation and instant (webhook_events' (organisation_id,
+// created_at) index), one of the allocation event types, and a body naming the allocation.
+import { sql, type Kysely } from 'kysely'
+import type { Database } from '../database.js'
+
+export async function findReversalIdOf(db: Kysely<Database>, allocationId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('allocation_reversals').select('id').where('allocation_id', '=', allocationId).executeTakeFirst()
+  return row?.id
+}
+
+export interface AllocationDeliveryRow {
+  id: string
+  eventId: string
+  eventType: string
+  endpointId: string
+  endpointOrganisationId: string
+  endpointUrl: string
+  status: 'pending' | 'succeeded' | 'failed'
+  attempts: number
+  nextAttemptAt: Date
+  lastAttemptAt: Date | null
+  lastStatusCode: number | null
+  lastError: string | null
+  createdAt: Date
+}
+
+/** The deliveries of the events written with an allocation (at `createdAt`) and its reversal (at `reversedAt`). */
+export async function findDeliveriesOfAllocation(
+  db: Kysely<Database>,
+  allocation: { id: string; organisationId: string; createdAt: Date; reversedAt: Date | null },
+): Promise<AllocationDeliveryRow[]> {
+  const times = allocation.reversedAt ? [allocation.createdAt, allocation.reversedAt] : [allocation.createdAt]
+  const rows = await db
+    .selectFrom('webhook_events as e')
+    .innerJoin('webhook_deliveries as d', 'd.event_id', 'e.id')
+    .innerJoin('webhook_endpoints as ep', 'ep.id', 'd.endpoint_id')
+    .select([
+      'd.id',
+      'e.id as event_id',
+      'e.type',
+      'ep.id as endpoint_id',
+      'ep.organisation_id as endpoint_organisation_id',
+      'ep.url',
+      'd.status',
+      'd.attempts',
+      'd.next_attempt_at',
+      'd.last_attempt_at',
+      'd.created_at',
+      (eb) =>
+        eb
+          .selectFrom('webhook_attempts as a')
+          .select('a.status_code')
+          .whereRef('a.delivery_id', '=', 'd.id')
+          .orderBy('a.attempted_at', 'desc')
+          .orderBy('a.id', 'desc')
+          .limit(1)
+          .as('last_status_code'),
+      (eb) =>
+        eb
+          .selectFrom('webhook_attempts as a')
+          .select('a.error')
+          .whereRef('a.delivery_id', '=', 'd.id')
+          .orderBy('a.attempted_at', 'desc')
+          .orderBy('a.id', 'desc')
+          .limit(1)
+          .as('last_error'),
+    ])
+    .where('e.organisation_id', '=', allocation.organisationId)
+    .where('e.created_at', 'in', times)
+    .where('e.type', 'in', ['allocation.created', 'allocation.reversed'])
+    .where(sql<boolean>`strpos(e.body, ${`"fundsAllocationId":"${allocation.id}"`}) > 0`)
+    .orderBy('d.created_at')
+    .orderBy('e.type')
+    .orderBy('d.id')
+    .execute()
+  return rows.map((r) => ({
+    id: r.id,
+    eventId: r.event_id,
+    eventType: r.type,
+    endpointId: r.endpoint_id,
+    endpointOrganisationId: r.endpoint_organisation_id,
+    endpointUrl: r.url,
+    status: r.status as AllocationDeliveryRow['status'],
+    attempts: r.attempts,
+    nextAttemptAt: r.next_attempt_at,
+    lastAttemptAt: r.last_attempt_at,
+    lastStatusCode: r.last_status_code ?? null,
+    lastError: r.last_error ?? null,
+    createdAt: r.created_at,
+  }))
+}
