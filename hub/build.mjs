@@ -1,6 +1,7 @@
-// Builds the Hub's browser code with esbuild (run by `npm run build`): Preact pages bundled into one ES module and
-// one stylesheet with hashed names in dist/hub/assets, and dist/hub/manifest.json naming them (the API serves
-// /hub/assets/<name> as immutable and writes the names into the page).
+// Builds the Hub's browser code with esbuild (run by `npm run build`): Preact pages bundled into one entry ES module,
+// the dashboard's chart library (uPlot) split into a chunk the entry imports when a chart is first drawn, and one
+// stylesheet, with hashed names in dist/hub/assets; dist/hub/manifest.json names the entry, its stylesheet and their
+// sizes (the API serves /hub/assets/<name> as immutable and writes the names into the page).
 // Usage: node hub/build.mjs [--outdir <dir>]
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve } from 'node:path'
@@ -24,16 +25,29 @@ export async function buildHub({ outdir = join(here, '..', 'dist', 'hub') } = {}
     logLevel: 'warning',
     jsx: 'automatic',
     jsxImportSource: 'preact',
+    splitting: true,
     entryNames: '[name]-[hash]',
+    chunkNames: '[name]-[hash]',
     outdir: join(outdir, 'assets'),
     metafile: true,
   })
-  const outputs = Object.keys(result.metafile.outputs).map((path) => basename(path))
-  const script = outputs.find((name) => name.endsWith('.js'))
-  const stylesheet = outputs.find((name) => name.endsWith('.css'))
+  const outputs = Object.entries(result.metafile.outputs)
+  const entry = outputs.find(([path, output]) => output.entryPoint?.endsWith('src/main.tsx') && path.endsWith('.js'))
+  const script = entry && basename(entry[0])
+  const stylesheet = entry?.[1].cssBundle && basename(entry[1].cssBundle)
   if (!script || !stylesheet) throw new Error('the hub build wrote no script or no stylesheet')
   const gzip = (name) => gzipSync(readFileSync(join(outdir, 'assets', name)), { level: 9 }).length
-  const manifest = { script, stylesheet, scriptGzipBytes: gzip(script), stylesheetGzipBytes: gzip(stylesheet) }
+  const chunks = outputs
+    .filter(([path]) => path.endsWith('.js') && path !== entry[0])
+    .map(([path]) => basename(path))
+    .sort()
+  const manifest = {
+    script,
+    stylesheet,
+    scriptGzipBytes: gzip(script),
+    stylesheetGzipBytes: gzip(stylesheet),
+    chunks: chunks.map((name) => ({ name, gzipBytes: gzip(name) })),
+  }
   writeFileSync(join(outdir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`)
   return manifest
 }
@@ -44,7 +58,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const outdir = at >= 0 ? resolve(args[at + 1] ?? '') : undefined
   const manifest = await buildHub(outdir ? { outdir } : {})
   const where = relative(process.cwd(), outdir ?? join(here, '..', 'dist', 'hub')) || '.'
+  const chunks = manifest.chunks.map((c) => `, ${c.name} (${c.gzipBytes} B gzip)`).join('')
   console.log(
-    `hub → ${where}: ${manifest.script} (${manifest.scriptGzipBytes} B gzip), ${manifest.stylesheet} (${manifest.stylesheetGzipBytes} B gzip)`,
+    `hub → ${where}: ${manifest.script} (${manifest.scriptGzipBytes} B gzip), ${manifest.stylesheet} (${manifest.stylesheetGzipBytes} B gzip)${chunks}`,
   )
 }

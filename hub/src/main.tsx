@@ -2,6 +2,7 @@
 // pages the role may use, and the pages themselves.
 import { render, type ComponentChildren } from 'preact'
 import { useCallback, useEffect, useState } from 'preact/hooks'
+import 'uplot/dist/uPlot.min.css'
 import './styles.css'
 import { api, setCsrfToken, whenSignedOut, type Organisation, type Session } from './api'
 import { Account, Enrol } from './pages/account'

@@ -32,7 +32,7 @@ export function Home({ session, organisation, can }: PageProps) {
           </ul>
         </>
       ) : (
-        <p>Your role reads impact and allocations; their pages come with the dashboard.</p>
+        <p>Your role has no pages here beyond your account.</p>
       )}
     </Page>
   )

@@ -1,7 +1,9 @@
 // The console's pages, in the navigation's order. A page names the permission it needs (src/domain/permissions.ts):
 // a role without it does not see it in the navigation and gets a refusal if it opens it (the server refuses the
-// calls too). The next pages (a dashboard, the allocations browser) are added here.
+// calls too).
 import type { JSX } from 'preact'
+import { Allocations } from './allocations'
+import { Dashboard } from './dashboard'
 import { AllowedOrigins, IpAllowlist } from './settings'
 import { ApiKeys } from './api-keys'
 import { AuditLog } from './audit-log'
@@ -22,6 +24,8 @@ export interface HubPage {
 
 export const PAGES: HubPage[] = [
   { path: '/hub', title: 'Overview', permission: 'organisations:read', purpose: 'the overview', component: Home },
+  { path: '/hub/dashboard', title: 'Dashboard', permission: 'impact:read', purpose: 'the dashboard', component: Dashboard },
+  { path: '/hub/allocations', title: 'Allocations', permission: 'impact:read', purpose: 'the allocations', component: Allocations },
   { path: '/hub/api-keys', title: 'API keys', permission: 'apiKeys:read', purpose: 'API keys', component: ApiKeys },
   { path: '/hub/webhooks', title: 'Webhooks', permission: 'webhooks:read', purpose: 'webhooks', component: Webhooks },
   {
