@@ -26,9 +26,9 @@ function newest(dir: string): number {
 }
 
 function buildIfNeeded(): void {
-  const outputs = [join(root, 'dist/src/server.js'), join(root, 'dist/sdk/manifest.json')]
+  const outputs = [join(root, 'dist/src/server.js'), join(root, 'dist/sdk/manifest.json'), join(root, 'dist/hub/manifest.json')]
   const built = Math.min(...outputs.map((file) => (existsSync(file) ? statSync(file).mtimeMs : 0)))
-  const sources = Math.max(...['src', 'migrations', 'sdk/src'].map((dir) => newest(join(root, dir))))
+  const sources = Math.max(...['src', 'migrations', 'sdk/src', 'hub/src'].map((dir) => newest(join(root, dir))))
   if (built > sources) return
   console.log('demo: building (npm run build)…')
   const result = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' })

@@ -169,7 +169,7 @@ function RecordList({ organisations, search }: PageProps & { search: URLSearchPa
                       </a>
                     </th>
                     <td class="break">{names.get(r.fundsOrganisationId) ?? r.fundsOrganisationId}</td>
-                    <td class="break">{r.consumerReference ?? '—'}</td>
+                    <td>{r.consumerReference ?? '—'}</td>
                     <td class="number">{formatMoney(r.amounts.total, r.fundsCurrencyCode)}</td>
                     <td class="number">{formatTonnes(r.credits.reduce((sum, c) => sum + Math.round(c.quantityTonnes * 1e6), 0) / 1e6)}</td>
                   </tr>
