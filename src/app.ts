@@ -46,6 +46,7 @@ import { WebhookWorker } from './services/webhooks/worker.js'
 import webhookEndpointRoutes from './routes/webhook-endpoints.js'
 import summaryRoutes from './routes/summary.js'
 import { RollupWorker } from './services/summary-rollups.js'
+import { PartitionMaintenanceWorker } from './services/partitions.js'
 import { findRolledUntil } from './db/repositories/allocation-rollups.js'
 import auditEventRoutes from './routes/audit-events.js'
 import hubApiRoutes, { type ApiRoutePlugin, type HubRoute } from './routes/hub/api.js'
@@ -80,6 +81,8 @@ declare module 'fastify' {
     webhooks: WebhookWorker
     /** This process's summary rollup worker (running unless SUMMARY_ROLLUP_WORKER=false; tests may drive runOnce). */
     summaryRollups: RollupWorker
+    /** This process's partition maintenance (running unless PARTITION_MAINTENANCE=false; tests may drive runOnce). */
+    partitions: PartitionMaintenanceWorker
   }
 }
 
@@ -228,6 +231,19 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     metrics,
   })
   app.decorate('summaryRollups', summaryRollups)
+  const partitions = new PartitionMaintenanceWorker({
+    db,
+    clock,
+    retention: {
+      quoteDays: config.QUOTE_RETENTION_DAYS,
+      webhookAttemptDays: config.WEBHOOK_ATTEMPT_RETENTION_DAYS,
+      taxReceiptDays: config.TAX_RECEIPT_RETENTION_DAYS,
+    },
+    intervalMs: config.PARTITION_MAINTENANCE_INTERVAL_MS,
+    log: app.log,
+    metrics,
+  })
+  app.decorate('partitions', partitions)
   const wakeWebhooks = () => webhooks.wake()
   app.addHook('onReady', async () => {
     if (addressPolicy.opensRanges) {
@@ -240,6 +256,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     void database.replica?.start()
     if (config.WEBHOOK_WORKER) webhooks.start()
     if (config.SUMMARY_ROLLUP_WORKER) summaryRollups.start()
+    if (config.PARTITION_MAINTENANCE) partitions.start()
     receipts?.start()
     hubEmails?.start()
     await rateLimits.ready()
@@ -252,7 +269,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     throttleRedis?.disconnect()
     // In-flight deliveries finish (each within the client's 15 s); nothing new is claimed.
     await webhooks.stop()
-    await summaryRollups.stop()
+    await Promise.all([summaryRollups.stop(), partitions.stop()])
     await webhookHttp.close()
     mailer?.close()
     await quotes.drain()

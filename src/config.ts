@@ -194,6 +194,34 @@ export const ConfigSchema = Type.Object(
         'How long a claimed delivery stays claimed; after a crash it is retried once the lease ends (above the 15 s request bound)',
     }),
     WEBHOOK_CONCURRENCY: Int({ default: 16, minimum: 1, maximum: 256, description: 'Webhook requests in flight per process' }),
+    PARTITION_MAINTENANCE: Type.Boolean({
+      default: true,
+      description: 'Create the partitions of the months ahead and drop expired months in this process (one process works at a time)',
+    }),
+    PARTITION_MAINTENANCE_INTERVAL_MS: Int({
+      default: 3600000,
+      minimum: 1000,
+      maximum: 86400000,
+      description: 'How often partition maintenance runs (it also runs at start)',
+    }),
+    QUOTE_RETENTION_DAYS: Int({
+      default: 90,
+      minimum: 1,
+      maximum: 36500,
+      description: 'Days unallocated quotes and their sessions are kept (whole months are dropped once older; allocated quotes are kept)',
+    }),
+    WEBHOOK_ATTEMPT_RETENTION_DAYS: Int({
+      default: 30,
+      minimum: 1,
+      maximum: 36500,
+      description: 'Days webhook delivery attempts are kept (the deliveries themselves are kept)',
+    }),
+    TAX_RECEIPT_RETENTION_DAYS: Int({
+      default: 30,
+      minimum: 1,
+      maximum: 36500,
+      description: 'Days the tax-receipt outbox keeps its rows (a month with a receipt still pending is kept)',
+    }),
     SUMMARY_ROLLUP_WORKER: Type.Boolean({
       default: true,
       description: 'Roll up closed time for allocation summaries in this process (every API process may; one works at a time)',

@@ -17,6 +17,10 @@ export interface Metrics {
   webhookAttempt(outcome: string): void
   /** A round of the summary rollup worker failed (it is tried again; summaries read the records meanwhile). */
   summaryRollupFailed(): void
+  /** A partition maintenance run failed (tried again at the next interval; default partitions take new rows). */
+  partitionMaintenanceFailed(): void
+  /** A partition maintenance run completed at `at`. */
+  partitionMaintenanceSucceeded(at: Date): void
 }
 
 export const noMetrics: Metrics = {
@@ -27,6 +31,8 @@ export const noMetrics: Metrics = {
   allocationReversed: () => {},
   webhookAttempt: () => {},
   summaryRollupFailed: () => {},
+  partitionMaintenanceFailed: () => {},
+  partitionMaintenanceSucceeded: () => {},
 }
 
 export interface PoolStats {
@@ -88,6 +94,8 @@ export class PrometheusMetrics implements Metrics {
   private readonly replicaSkips: Counter<'reason'>
   private readonly sourceErrors: Counter<'source'>
   private readonly rollupFailures: Counter
+  private readonly partitionFailures: Counter
+  private readonly partitionSuccess: Gauge
   private readonly inFlight = new Map<string, Promise<unknown>>()
 
   constructor(options: PrometheusMetricsOptions = {}) {
@@ -154,6 +162,17 @@ export class PrometheusMetrics implements Metrics {
       name: 'canopy_metrics_source_errors_total',
       help: 'Scrape-time reads that failed or took longer than the timeout (their gauges keep their previous values)',
       labelNames: ['source'],
+      registers,
+    })
+
+    this.partitionFailures = new Counter({
+      name: 'canopy_partition_maintenance_failures_total',
+      help: 'Partition maintenance runs that failed (tried again at the next interval; serving goes on)',
+      registers,
+    })
+    this.partitionSuccess = new Gauge({
+      name: 'canopy_partition_maintenance_last_success_seconds',
+      help: 'When partition maintenance last completed (Unix time); alert when it is over a day old',
       registers,
     })
 
@@ -235,6 +254,14 @@ export class PrometheusMetrics implements Metrics {
 
   summaryRollupFailed(): void {
     this.rollupFailures.inc()
+  }
+
+  partitionMaintenanceFailed(): void {
+    this.partitionFailures.inc()
+  }
+
+  partitionMaintenanceSucceeded(at: Date): void {
+    this.partitionSuccess.set(at.getTime() / 1000)
   }
 
   /** Called once the app has built what the sources read. Pool gauges exist only where there is a pool. */

@@ -43,6 +43,7 @@ import { csvChunks } from '../http/presenters/reconciliation-csv.js'
 import { AccessResolver } from '../services/access.js'
 import { exportImpactRecordsAsOperator } from '../services/reconciliation.js'
 import { rebuildRollups, rollupStatus, verifyRollups } from '../services/summary-rollups.js'
+import { maintainPartitions, partitionListing } from '../services/partitions.js'
 import { systemClock } from '../clock.js'
 import { profitShareCsvChunks } from '../http/presenters/profit-share-csv.js'
 import { exportProfitShareRecordsAsOperator } from '../services/profit-share.js'
@@ -90,6 +91,9 @@ export const USAGE = `Usage: npm run cli -- <command> [options]
   summary rebuild                           every summary rollup again from the records (summaries stay exact meanwhile)
   summary verify                            compares every rolled-up UTC day with its records; exits 1 listing the days
                                             that differ (then run summary rebuild)
+  partitions list                           the partitions of each partitioned table: bounds, estimated rows, bytes
+  partitions maintain                       creates the months ahead and drops expired months now (as the API's job
+                                            does every PARTITION_MAINTENANCE_INTERVAL_MS; docs/partitioning.md)
 
 Runs against DATABASE_URL when set, otherwise the embedded database in DATA_DIR (default ./.data).`
 
@@ -463,6 +467,25 @@ export const COMMANDS: Record<string, Command> = {
       const result = await verifyRollups(db)
       const report = { ok: result.mismatches.length === 0, ...result }
       return report.ok ? report : new FailedOutput(report)
+    },
+  },
+  'partitions list': {
+    options: {},
+    run: (db) => partitionListing(db),
+  },
+  'partitions maintain': {
+    options: {},
+    async run(db, _options, _positionals, _now, config) {
+      const result = await maintainPartitions({
+        db,
+        clock: systemClock,
+        retention: {
+          quoteDays: config.QUOTE_RETENTION_DAYS,
+          webhookAttemptDays: config.WEBHOOK_ATTEMPT_RETENTION_DAYS,
+          taxReceiptDays: config.TAX_RECEIPT_RETENTION_DAYS,
+        },
+      })
+      return result ?? new FailedOutput({ error: 'another process is maintaining the partitions; try again in a moment' })
     },
   },
   'report profit-share': {

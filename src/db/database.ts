@@ -503,6 +503,8 @@ export interface Database {
   organisation_impact_partners: OrganisationImpactPartnersTable
   emission_factors: EmissionFactorsTable
   quotes: QuotesTable
+  /** Allocated quotes of the months retention dropped from quotes (docs/partitioning.md): the same columns. */
+  retained_quotes: QuotesTable
   quote_snapshots: QuoteSnapshotsTable
   sessions: SessionsTable
   allocations: AllocationsTable

@@ -101,13 +101,16 @@ export function quoteRows(
 }
 
 export async function findQuoteById(db: Kysely<Database>, id: string): Promise<Quote | undefined> {
-  const found = await db
-    .selectFrom('quotes')
-    .leftJoin('quote_snapshots', 'quote_snapshots.id', 'quotes.snapshot_id')
-    .selectAll('quotes')
-    .select('quote_snapshots.body as snapshot')
-    .where('quotes.id', '=', id)
-    .executeTakeFirst()
+  // quotes first; an allocated quote of a month retention dropped lives on in retained_quotes (docs/partitioning.md).
+  const read = (table: 'quotes' | 'retained_quotes') =>
+    db
+      .selectFrom(`${table} as q`)
+      .leftJoin('quote_snapshots', 'quote_snapshots.id', 'q.snapshot_id')
+      .selectAll('q')
+      .select('quote_snapshots.body as snapshot')
+      .where('q.id', '=', id)
+      .executeTakeFirst()
+  const found = (await read('quotes')) ?? (await read('retained_quotes'))
   if (!found) return undefined
   const { snapshot, ...row } = found
   return quoteFromRow(row, snapshot)

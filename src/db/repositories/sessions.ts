@@ -48,7 +48,8 @@ const sessionFromRow = (row: SessionRow): Session => ({
 export async function findSessionWithQuote(db: Kysely<Database>, id: string): Promise<{ session: Session; quote: Quote } | undefined> {
   const row = await db
     .selectFrom('sessions')
-    .innerJoin('quotes', 'quotes.id', 'sessions.quote_id')
+    // The quote's time is the session's: the join reads one partition of quotes.
+    .innerJoin('quotes', (join) => join.onRef('quotes.id', '=', 'sessions.quote_id').onRef('quotes.created_at', '=', 'sessions.created_at'))
     .leftJoin('quote_snapshots', 'quote_snapshots.id', 'quotes.snapshot_id')
     .select([
       'sessions.id',

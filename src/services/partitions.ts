@@ -1,0 +1,179 @@
+// Partition maintenance (docs/partitioning.md): creates the months ahead of each partitioned table and drops, by
+// whole partitions, the months retention allows — after copying a month's allocated quotes into retained_quotes, and
+// never a tax-receipt month with a receipt still pending. Runs at start and every interval in each API process; an
+// advisory lock lets one process work at a time. A failure is logged and counted; serving goes on (the default
+// partitions take any row whose month has no partition yet).
+import { setTimeout as delay } from 'node:timers/promises'
+import type { Kysely } from 'kysely'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Database } from '../db/database.js'
+import {
+  countPendingReceipts,
+  createPartition,
+  detachPartition,
+  dropDetachedTable,
+  findDetachedPartitions,
+  listPartitions,
+  retainAllocatedQuotes,
+  withMaintenanceLock,
+  type PartitionRow,
+} from '../db/repositories/partitions.js'
+import {
+  isExpired,
+  monthEnd,
+  monthOfPartition,
+  monthStart,
+  monthsToCreate,
+  partitionName,
+  PARTITION_KEY,
+  PARTITIONED_TABLES,
+  type PartitionedTable,
+  type Retention,
+} from '../domain/partitions.js'
+import type { Metrics } from '../metrics.js'
+
+/** pg_try_advisory_lock's key for partition maintenance ("canopy partitions"). */
+const LOCK_KEY = 0x63_70_61_72
+/** How long a detach waits for the table's lock before giving up until the next run. */
+const DETACH_LOCK_TIMEOUT_MS = 2000
+
+export interface MaintenanceResult {
+  created: string[]
+  dropped: string[]
+  /** Rows a new partition took over from the default partition (written while their month had none). */
+  movedFromDefault: number
+  /** Allocated quotes copied into retained_quotes before their month was dropped. */
+  retainedQuotes: number
+  /** Expired months kept, and why. */
+  kept: { partition: string; reason: string }[]
+}
+
+export interface MaintenanceDeps {
+  db: Kysely<Database>
+  clock: () => Date
+  retention: Retention
+}
+
+/** One maintenance run; undefined when another process is running one. */
+export async function maintainPartitions(deps: MaintenanceDeps): Promise<MaintenanceResult | undefined> {
+  return withMaintenanceLock(deps.db, LOCK_KEY, async (db) => {
+    const now = deps.clock()
+    const result: MaintenanceResult = { created: [], dropped: [], movedFromDefault: 0, retainedQuotes: 0, kept: [] }
+    for (const table of PARTITIONED_TABLES) {
+      for (const month of monthsToCreate(now)) {
+        const name = partitionName(table, month)
+        const existing = await listPartitions(db, table)
+        if (existing.some((p) => p.name === name)) continue
+        const { moved } = await createPartition(db, table, PARTITION_KEY[table], name, { from: monthStart(month), to: monthEnd(month) })
+        result.created.push(name)
+        result.movedFromDefault += moved
+      }
+      // A run cut short between a detach and its drop left the table behind: finish it.
+      for (const name of await findDetachedPartitions(db, table)) {
+        if (table === 'quotes') result.retainedQuotes += await retainAllocatedQuotes(db, name)
+        await dropDetachedTable(db, name)
+        result.dropped.push(name)
+      }
+      for (const partition of await listPartitions(db, table)) {
+        const month = monthOfPartition(table, partition.name)
+        if (!month || !isExpired(table, month, now, deps.retention)) continue
+        if (table === 'tax_receipts') {
+          const pending = await countPendingReceipts(db, partition.name)
+          if (pending > 0) {
+            result.kept.push({ partition: partition.name, reason: `${pending} tax receipt(s) still pending` })
+            continue
+          }
+        }
+        await dropPartition(db, table, partition, result)
+      }
+    }
+    return result
+  })
+}
+
+async function dropPartition(db: Kysely<Database>, table: PartitionedTable, partition: PartitionRow, result: MaintenanceResult) {
+  // Quotes: the month's allocated quotes are copied in the detach's transaction, and again just before the drop (an
+  // allocation that read its quote before the detach may commit after it).
+  const retain = table === 'quotes' ? (trx: Kysely<Database>) => retainAllocatedQuotes(trx, partition.name) : undefined
+  let retained = 0
+  await detachPartition(db, table, partition.name, DETACH_LOCK_TIMEOUT_MS, async (trx) => {
+    retained += (await retain?.(trx)) ?? 0
+  })
+  if (retain) retained += await retain(db)
+  await dropDetachedTable(db, partition.name)
+  result.retainedQuotes += retained
+  result.dropped.push(partition.name)
+}
+
+export interface PartitionListing {
+  table: PartitionedTable
+  partitions: PartitionRow[]
+}
+
+export async function partitionListing(db: Kysely<Database>): Promise<PartitionListing[]> {
+  return Promise.all(PARTITIONED_TABLES.map(async (table) => ({ table, partitions: await listPartitions(db, table) })))
+}
+
+export interface PartitionWorkerOptions extends MaintenanceDeps {
+  intervalMs: number
+  log: FastifyBaseLogger
+  metrics: Metrics
+}
+
+/** How long stop() waits for a run in progress before the database is closed under it. */
+const STOP_WAIT_MS = 500
+
+/** Runs maintenance at start and every `intervalMs` (PARTITION_MAINTENANCE=false turns it off in a process). */
+export class PartitionMaintenanceWorker {
+  private timer: NodeJS.Timeout | undefined
+  private running: Promise<unknown> | undefined
+  private stopped = true
+
+  constructor(private readonly options: PartitionWorkerOptions) {}
+
+  start(): void {
+    if (!this.stopped) return
+    this.stopped = false
+    this.schedule(0)
+  }
+
+  /** Stops and waits a moment for a run in progress: a run cut short is finished by the next one. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.timer) clearTimeout(this.timer)
+    await Promise.race([this.running, delay(STOP_WAIT_MS, undefined, { ref: false })])
+  }
+
+  /** One run now, counted and logged as the scheduled ones are; rejects with its error. */
+  async runOnce(): Promise<MaintenanceResult | undefined> {
+    const { log, metrics } = this.options
+    try {
+      const result = await maintainPartitions(this.options)
+      metrics.partitionMaintenanceSucceeded(this.options.clock())
+      if (result && (result.created.length > 0 || result.dropped.length > 0 || result.kept.length > 0)) {
+        log.info({ ...result }, 'partition maintenance')
+      }
+      return result
+    } catch (error) {
+      metrics.partitionMaintenanceFailed()
+      log.error({ err: error }, 'partition maintenance failed; serving goes on, it is tried again at the next interval')
+      throw error
+    }
+  }
+
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(() => this.tick(), delayMs)
+    this.timer.unref()
+  }
+
+  private tick(): void {
+    if (this.stopped) return
+    this.running = this.runOnce().then(
+      () => undefined,
+      () => undefined,
+    )
+    void this.running.then(() => {
+      if (!this.stopped) this.schedule(this.options.intervalMs)
+    })
+  }
+}

@@ -1,0 +1,196 @@
+// History partitioned by month (docs/partitioning.md): the migration converts tables holding rows (every row kept,
+// every answer the same), and maintenance creates the months ahead (taking over rows the default partition holds for
+// them), drops whole expired months — sessions and quotes after QUOTE_RETENTION_DAYS with every allocated quote kept
+// readable, webhook attempts and sent tax receipts after 30 days, never a month with a receipt still pending — and
+// never drops allocations. A failing run is logged and counted, and the API keeps serving.
+import { randomUUID } from 'node:crypto'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { migrateDown, migrateToLatest } from '../../src/db/migrate.js'
+import { partitionListing } from '../../src/services/partitions.js'
+import { client, createTestApp, type TestApp } from '../helpers/app.js'
+import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
+
+const DAY = 86_400_000
+const RETENTION = { quoteDays: 90, webhookAttemptDays: 30, taxReceiptDays: 30 }
+let t: TestApp
+let org: OrgFixture
+
+/** A quote (and, when asked, a session and an allocation of it) at the app clock's time. */
+async function checkout(options: { allocate?: boolean; receipt?: boolean } = {}) {
+  const quote = await client(t.app, org.apiKey).post('/quotes/carbon', floristQuote(org.organisationId))
+  expect(quote.statusCode).toBe(201)
+  const quoteId: string = quote.json().quoteId
+  let allocationId: string | undefined
+  if (options.allocate) {
+    const res = await client(t.app, org.apiKey).post(
+      '/funds/allocations',
+      {
+        organisationId: org.organisationId,
+        quoteId,
+        credits: { amount: quote.json().credits.amounts.total },
+        ...(options.receipt ? { contribution: { amount: 5 }, issueTaxReceipt: true, consumerEmail: 'donor@example.com' } : {}),
+      },
+      { 'idempotency-key': randomUUID() },
+    )
+    expect(res.statusCode).toBe(201)
+    allocationId = res.json().fundsAllocationId
+  }
+  return { quoteId, allocationId }
+}
+
+const rowsOf = async (table: string) =>
+  (await sql<Record<string, unknown>>`SELECT * FROM ${sql.table(table)} ORDER BY id`.execute(t.db)).rows.map((r) => JSON.stringify(r))
+
+const partitionNames = async (table: string) =>
+  (await partitionListing(t.db)).find((l) => l.table === table)?.partitions.map((p) => p.name) ?? []
+
+const relkind = async (table: string) =>
+  (await sql<{ relkind: string }>`SELECT relkind FROM pg_class WHERE relname = ${table}`.execute(t.db)).rows[0]?.relkind
+
+beforeAll(async () => {
+  // No SMTP: receipts stay pending. Maintenance is driven by hand here; the worker's own runs have a test below.
+  t = await createTestApp({ PARTITION_MAINTENANCE: 'false', WEBHOOK_WORKER: 'false' }, { metrics: true, captureLogs: true })
+  await importDemoCatalogue(t.db)
+  org = await createOrg(t.db, { tradingName: 'Blossom & Bloom' })
+})
+
+afterAll(async () => {
+  await t?.close()
+})
+
+describe('the migration', () => {
+  it('converts tables holding rows in several months (and beyond the partitions made ahead) without losing one', async () => {
+    const made: { quoteId: string; allocationId?: string | undefined }[] = []
+    made.push(await checkout({ allocate: true, receipt: true }))
+    made.push(await checkout())
+    t.clock.advance(35 * DAY)
+    made.push(await checkout({ allocate: true }))
+    await client(t.app, org.apiKey).post('/v3/post-purchase/sessions', {
+      organisationId: org.organisationId,
+      sdkVariant: 'embedded',
+      consumer: { reference: 'c_1', countryCode: 'GBR' },
+      transaction: { amount: 47.97, currencyCode: 'GBP' },
+    })
+    await sql`INSERT INTO webhook_attempts (id, delivery_id, attempted_at, duration_ms, status_code)
+              SELECT gen_random_uuid(), d.id, d.created_at, 12, 200 FROM webhook_deliveries d`.execute(t.db)
+    const tables = ['quotes', 'sessions', 'tax_receipts', 'allocations', 'webhook_attempts']
+    const before = Object.fromEntries(await Promise.all(tables.map(async (table) => [table, await rowsOf(table)] as const)))
+    const answers = async () =>
+      Promise.all(
+        made.flatMap(({ quoteId, allocationId }) => [
+          client(t.app, org.apiKey)
+            .get(`/quotes/${quoteId}`)
+            .then((r) => r.body),
+          ...(allocationId
+            ? [
+                client(t.app, org.apiKey)
+                  .get(`/funds/allocations/${allocationId}`)
+                  .then((r) => r.body),
+              ]
+            : []),
+        ]),
+      )
+    const answered = await answers()
+    expect(before.quotes?.length).toBe(4)
+
+    expect(await migrateDown(t.db)).toEqual(['2026_11_25_001900_partition_history'])
+    expect(await relkind('quotes')).toBe('r')
+    expect(await migrateToLatest(t.db)).toEqual(['2026_11_25_001900_partition_history'])
+    for (const table of ['quotes', 'sessions', 'webhook_attempts', 'tax_receipts']) expect(await relkind(table)).toBe('p')
+    for (const table of tables) expect(await rowsOf(table), table).toEqual(before[table])
+    expect(await answers()).toEqual(answered)
+    // A month for the oldest row's and each up to three ahead of now, and the default partition.
+    const quotes = await partitionNames('quotes')
+    expect(quotes).toContain('quotes_default')
+    expect(quotes).toContain(`quotes_p${new Date().getUTCFullYear()}_${String(new Date().getUTCMonth() + 1).padStart(2, '0')}`)
+  })
+})
+
+describe('maintenance', () => {
+  let juneQuote: string
+  let juneAllocation: string | undefined
+
+  it('creates the months ahead (taking over what the default partition held for them) and drops expired months by partition', async () => {
+    const allocationsBefore = await rowsOf('allocations')
+    const november = (
+      await sql<{ id: string; quote_id: string }>`SELECT id, quote_id FROM allocations ORDER BY created_at LIMIT 1`.execute(t.db)
+    ).rows[0]
+    const unallocated = (
+      await sql<{
+        id: string
+      }>`SELECT id FROM quotes q WHERE NOT EXISTS (SELECT 1 FROM allocations a WHERE a.quote_id = q.id) ORDER BY created_at LIMIT 1`.execute(
+        t.db,
+      )
+    ).rows[0]
+    // June 2027: no partition was made that far ahead, so its checkout lands in the default partition.
+    t.clock.advance(Date.UTC(2027, 5, 10) - t.clock.now().getTime())
+    ;({ quoteId: juneQuote, allocationId: juneAllocation } = await checkout({ allocate: true }))
+    const inDefault = await sql<{ n: string }>`SELECT count(*)::text AS n FROM quotes_default WHERE id = ${juneQuote}`.execute(t.db)
+    expect(inDefault.rows[0]?.n).toBe('1')
+
+    const result = await t.app.partitions.runOnce()
+    expect(result?.created).toEqual(
+      expect.arrayContaining(['quotes_p2027_06', 'sessions_p2027_09', 'webhook_attempts_p2027_07', 'tax_receipts_p2027_08']),
+    )
+    expect(result?.movedFromDefault).toBeGreaterThanOrEqual(1)
+    const moved = await sql<{ n: string }>`SELECT count(*)::text AS n FROM quotes_p2027_06 WHERE id = ${juneQuote}`.execute(t.db)
+    expect(moved.rows[0]?.n).toBe('1')
+    // November and December 2026 are past 90 days (quotes, sessions) and 30 days (attempts).
+    expect(result?.dropped).toEqual(
+      expect.arrayContaining(['quotes_p2026_11', 'sessions_p2026_11', 'webhook_attempts_p2026_11', 'quotes_p2026_12', 'sessions_p2026_12']),
+    )
+    expect(await partitionNames('quotes')).not.toContain('quotes_p2026_11')
+    expect(await partitionNames('quotes')).toContain('quotes_default')
+    // November's tax receipt was never sent (no SMTP here): its month stays.
+    expect(result?.kept).toEqual(expect.arrayContaining([{ partition: 'tax_receipts_p2026_11', reason: '1 tax receipt(s) still pending' }]))
+    expect(await partitionNames('tax_receipts')).toContain('tax_receipts_p2026_11')
+    // The allocated quotes are still read by id; an unallocated one of those months is gone. Allocations are all there.
+    expect(result?.retainedQuotes).toBeGreaterThanOrEqual(2)
+    expect((await client(t.app, org.apiKey).get(`/quotes/${november?.quote_id}`)).statusCode).toBe(200)
+    expect((await client(t.app, org.apiKey).get(`/quotes/${november?.quote_id}/explain`)).statusCode).toBe(200)
+    // (Checked in the tables: this process's cache of recent quotes may still hold it, as it may hold any quote.)
+    const gone = await sql<{
+      n: string
+    }>`SELECT (SELECT count(*) FROM quotes WHERE id = ${unallocated?.id}) + (SELECT count(*) FROM retained_quotes WHERE id = ${unallocated?.id}) AS n`.execute(
+      t.db,
+    )
+    expect(Number(gone.rows[0]?.n)).toBe(0)
+    const allocationsAfter = await rowsOf('allocations')
+    expect(allocationsAfter).toEqual(expect.arrayContaining(allocationsBefore))
+    expect(allocationsAfter).toHaveLength(allocationsBefore.length + 1)
+    expect((await client(t.app, org.apiKey).get(`/funds/allocations/${november?.id}`)).statusCode).toBe(200)
+    expect(await t.metrics?.scrape()).toMatch(/canopy_partition_maintenance_last_success_seconds [1-9]/)
+    // A second run has nothing more to do.
+    expect(await t.app.partitions.runOnce()).toMatchObject({ created: [], dropped: [] })
+  })
+
+  it('keeps every allocation and every allocated quote; drops a receipts month once nothing in it is pending', async () => {
+    const allocationsBefore = await rowsOf('allocations')
+    t.clock.advance(Date.UTC(2027, 11, 20) - t.clock.now().getTime())
+    await sql`UPDATE tax_receipts SET status = 'sent', sent_at = now()`.execute(t.db)
+    const result = await t.app.partitions.runOnce()
+    expect(result?.dropped).toEqual(expect.arrayContaining(['quotes_p2027_06', 'tax_receipts_p2026_11']))
+    expect(await rowsOf('allocations')).toEqual(allocationsBefore)
+    expect((await client(t.app, org.apiKey).get(`/quotes/${juneQuote}`)).statusCode).toBe(200)
+    expect((await client(t.app, org.apiKey).get(`/funds/allocations/${juneAllocation}/impact`)).statusCode).toBe(200)
+  })
+
+  it('a failing run is logged and counted; the API keeps serving', async () => {
+    const before = Number(/canopy_partition_maintenance_failures_total (\d+)/.exec((await t.metrics?.scrape()) ?? '')?.[1] ?? 0)
+    // A table named like next month's partition makes its creation fail.
+    t.clock.advance(31 * DAY)
+    const month = new Date(t.clock.now().getTime())
+    const blocker = `quotes_p${month.getUTCFullYear() + (month.getUTCMonth() + 4 > 12 ? 1 : 0)}_${String(((month.getUTCMonth() + 3) % 12) + 1).padStart(2, '0')}`
+    await sql.raw(`CREATE TABLE ${blocker} (id int)`).execute(t.db)
+    try {
+      await expect(t.app.partitions.runOnce()).rejects.toThrow()
+      expect(await t.metrics?.scrape()).toMatch(new RegExp(`canopy_partition_maintenance_failures_total ${before + 1}\\b`))
+      expect(t.logs.some((line) => line.includes('"level":50') && line.includes('partition maintenance failed'))).toBe(true)
+      const { allocationId } = await checkout({ allocate: true })
+      expect((await client(t.app, org.apiKey).get(`/funds/allocations/${allocationId}`)).statusCode).toBe(200)
+    } finally {
+      await sql.raw(`DROP TABLE ${blocker}`).execute(t.db)
+    }
+  })
+})

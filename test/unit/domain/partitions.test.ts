@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest'
+import {
+  addMonths,
+  isExpired,
+  monthEnd,
+  monthOf,
+  monthOfPartition,
+  monthsBetween,
+  monthStart,
+  monthsToCreate,
+  partitionName,
+  type Retention,
+} from '../../../src/domain/partitions.js'
+
+const RETENTION: Retention = { quoteDays: 90, webhookAttemptDays: 30, taxReceiptDays: 30 }
+
+describe('months of partitions', () => {
+  it.each([
+    [{ year: 2026, month: 11 }, 1, { year: 2026, month: 12 }],
+    [{ year: 2026, month: 12 }, 1, { year: 2027, month: 1 }],
+    [{ year: 2027, month: 1 }, -1, { year: 2026, month: 12 }],
+    [{ year: 2026, month: 11 }, 15, { year: 2028, month: 2 }],
+    [{ year: 2026, month: 3 }, -15, { year: 2024, month: 12 }],
+  ])('%o plus %i months is %o', (from, n, expected) => {
+    expect(addMonths(from, n)).toEqual(expected)
+  })
+
+  it('bounds a month by UTC instants, the end being the next month’s start', () => {
+    expect(monthStart({ year: 2026, month: 12 }).toISOString()).toBe('2026-12-01T00:00:00.000Z')
+    expect(monthEnd({ year: 2026, month: 12 }).toISOString()).toBe('2027-01-01T00:00:00.000Z')
+    // The last millisecond of a month is in it; local time zones play no part.
+    expect(monthOf(new Date('2026-11-30T23:59:59.999Z'))).toEqual({ year: 2026, month: 11 })
+    expect(monthOf(new Date('2026-12-01T00:00:00.000Z'))).toEqual({ year: 2026, month: 12 })
+  })
+
+  it('names partitions and reads the month back from a name, and nothing from other names', () => {
+    expect(partitionName('webhook_attempts', { year: 2027, month: 3 })).toBe('webhook_attempts_p2027_03')
+    expect(monthOfPartition('quotes', 'quotes_p2027_03')).toEqual({ year: 2027, month: 3 })
+    expect(monthOfPartition('quotes', 'quotes_default')).toBeUndefined()
+    expect(monthOfPartition('quotes', 'quotes_p2027_13')).toBeUndefined()
+    expect(monthOfPartition('quotes', 'retained_quotes')).toBeUndefined()
+    expect(monthOfPartition('sessions', 'quotes_p2027_03')).toBeUndefined()
+  })
+
+  it('creates the current month and three ahead; lists months inclusively', () => {
+    expect(monthsToCreate(new Date('2026-11-25T10:00:00Z'))).toEqual([
+      { year: 2026, month: 11 },
+      { year: 2026, month: 12 },
+      { year: 2027, month: 1 },
+      { year: 2027, month: 2 },
+    ])
+    expect(monthsBetween({ year: 2027, month: 2 }, { year: 2027, month: 1 })).toEqual([])
+  })
+
+  it.each([
+    // A month expires once its end is the retention's days behind now.
+    ['quotes', { year: 2026, month: 11 }, '2027-03-01T00:00:00Z', true],
+    ['quotes', { year: 2026, month: 11 }, '2027-02-28T23:59:59Z', false],
+    ['sessions', { year: 2026, month: 11 }, '2027-03-01T00:00:00Z', true],
+    ['webhook_attempts', { year: 2026, month: 11 }, '2026-12-31T00:00:00Z', true],
+    ['webhook_attempts', { year: 2026, month: 11 }, '2026-12-30T23:59:59Z', false],
+    ['tax_receipts', { year: 2026, month: 11 }, '2026-12-31T00:00:00Z', true],
+    // Never the current month, whatever the retention.
+    ['webhook_attempts', { year: 2026, month: 12 }, '2026-12-31T00:00:00Z', false],
+  ] as const)('%s of %o at %s: expired %s', (table, month, now, expired) => {
+    expect(isExpired(table, month, new Date(now), RETENTION)).toBe(expired)
+  })
+
+  it('never expires a month with a retention of a day before it has ended', () => {
+    const short = { quoteDays: 1, webhookAttemptDays: 1, taxReceiptDays: 1 }
+    expect(isExpired('quotes', { year: 2026, month: 11 }, new Date('2026-11-30T23:00:00Z'), short)).toBe(false)
+    expect(isExpired('quotes', { year: 2026, month: 11 }, new Date('2026-12-02T00:00:00Z'), short)).toBe(true)
+  })
+})
