@@ -336,6 +336,8 @@ describeInBrowser('the Hub in Chromium', () => {
         await analyst.page.getByRole('heading', { level: 1, name: /Blossom & Bloom/ }).waitFor()
         expect(await analyst.page.getByRole('navigation', { name: 'Hub' }).getByRole('link').allTextContents()).toEqual([
           'Overview',
+          'Dashboard',
+          'Allocations',
           'Your account',
         ])
         await expectAccessible(analyst.page, 'analyst overview (de-DE, narrow)')
