@@ -1,6 +1,7 @@
 // The allocation summary's rules (docs/summary.md): what a groupBy counts, the time buckets of a window in a time zone,
 // which rollup rows and which raw records make up each bucket, and exact per-currency totals in integer minor units.
 import { DateTime, IANAZone } from 'luxon'
+import { memo } from './memo.js'
 
 export const SUMMARY_GROUP_BYS = ['day', 'week', 'month', 'impactPartner', 'project', 'organisation', 'currency'] as const
 export type SummaryGroupBy = (typeof SUMMARY_GROUP_BYS)[number]
@@ -42,8 +43,11 @@ export function dimensionOf(groupBy: SummaryGroupBy): RollupDimension {
   return 'total'
 }
 
+// Whether a zone is known is asked of Intl, which builds a formatter each time (a few hundred microseconds): once per name.
+const knownZones = memo(512, (name) => (IANAZone.isValidZone(name) ? 'yes' : 'no'))
+
 /** True for an IANA time zone name the runtime knows ("Europe/London", "UTC", "Asia/Kathmandu"). */
-export const isTimeZone = (name: string): boolean => name.length <= 64 && IANAZone.isValidZone(name)
+export const isTimeZone = (name: string): boolean => name.length <= 64 && knownZones(name) === 'yes'
 
 /** A time bucket of a summary: [from, to) clipped to the window, keyed by the local date (or month) of its start. */
 export interface TimeBucket {
@@ -59,7 +63,17 @@ const STEP = { day: { days: 1 }, week: { weeks: 1 }, month: { months: 1 } } as c
  * months, each keyed by the local date of its start ("2026-11-02"; a month "2026-11") and clipped to the window. A day
  * whose midnight does not exist (a DST change at 00:00) starts when the day does.
  */
-export function timeBuckets(groupBy: TimeGroupBy, from: Date, to: Date, zone: string): TimeBucket[] {
+export function timeBuckets(groupBy: TimeGroupBy, from: Date, to: Date, zone: string): readonly TimeBucket[] {
+  return bucketsOf(`${groupBy} ${from.getTime()} ${to.getTime()} ${zone}`)
+}
+
+// A dashboard asks for the same windows again and again, and luxon's zone arithmetic costs tens of microseconds a step.
+const bucketsOf = memo(256, (key) => {
+  const [groupBy, from, to, zone] = key.split(' ') as [TimeGroupBy, string, string, string]
+  return Object.freeze(computeTimeBuckets(groupBy, new Date(Number(from)), new Date(Number(to)), zone).map((b) => Object.freeze(b)))
+})
+
+function computeTimeBuckets(groupBy: TimeGroupBy, from: Date, to: Date, zone: string): TimeBucket[] {
   const buckets: TimeBucket[] = []
   const end = to.getTime()
   let start = DateTime.fromMillis(from.getTime(), { zone }).startOf(groupBy)
