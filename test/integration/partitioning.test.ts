@@ -12,7 +12,6 @@ import { client, createTestApp, type TestApp } from '../helpers/app.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
 
 const DAY = 86_400_000
-const RETENTION = { quoteDays: 90, webhookAttemptDays: 30, taxReceiptDays: 30 }
 let t: TestApp
 let org: OrgFixture
 
@@ -174,6 +173,31 @@ describe('maintenance', () => {
     expect(await rowsOf('allocations')).toEqual(allocationsBefore)
     expect((await client(t.app, org.apiKey).get(`/quotes/${juneQuote}`)).statusCode).toBe(200)
     expect((await client(t.app, org.apiKey).get(`/funds/allocations/${juneAllocation}/impact`)).statusCode).toBe(200)
+  })
+
+  it("after its quote's month is dropped, a retry of an allocation replays it and the allocation can be reversed", async () => {
+    const quote = await client(t.app, org.apiKey).post('/quotes/carbon', floristQuote(org.organisationId))
+    expect(quote.statusCode).toBe(201)
+    const body = {
+      organisationId: org.organisationId,
+      quoteId: quote.json().quoteId,
+      credits: { amount: quote.json().credits.amounts.total },
+    }
+    const key = randomUUID()
+    const first = await client(t.app, org.apiKey).post('/funds/allocations', body, { 'idempotency-key': key })
+    expect(first.statusCode).toBe(201)
+    const quoteMonth = `quotes_p${t.clock.now().toISOString().slice(0, 7).replace('-', '_')}`
+    // Past the month boundary and the quote's retention: its month goes, the allocated quote is kept.
+    t.clock.advance(120 * DAY)
+    expect((await t.app.partitions.runOnce())?.dropped).toContain(quoteMonth)
+    expect(await partitionNames('quotes')).not.toContain(quoteMonth)
+    const retry = await client(t.app, org.apiKey).post('/funds/allocations', body, { 'idempotency-key': key })
+    expect(retry.statusCode).toBe(201)
+    expect(retry.body).toBe(first.body)
+    expect(retry.headers['idempotent-replayed']).toBe('true')
+    const id: string = first.json().fundsAllocationId
+    expect(await t.db.selectFrom('allocations').select('id').where('idempotency_key', '=', key).execute()).toEqual([{ id }])
+    expect((await client(t.app, org.apiKey).post(`/funds/allocations/${id}/reverse`)).statusCode).toBe(201)
   })
 
   it('a failing run is logged and counted; the API keeps serving', async () => {
