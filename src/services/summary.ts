@@ -141,19 +141,25 @@ export async function summariseAllocations(deps: SummaryDeps, principal: Princip
   return { from, to, timeZone, groupBy, totals, groups }
 }
 
+/** The rolled_until each database's last summary read saw. */
+const lastRolledUntil = new WeakMap<Kysely<Database>, Date | null>()
+
 /** Attempts before a summary takes a transaction: the worker moves rolled_until once per interval, or per day caught up. */
 const OPTIMISTIC_ATTEMPTS = 3
 
 /**
  * The rows of reads planned for rolled_until, read in one snapshot that saw that same rolled_until (docs/summary.md,
- * "Why a summary is exact"). Usually two statements: rolled_until, then every read at once, which reports the
- * rolled_until it saw; when the worker moved it in between, plan again with the new one. After a few such races, one
+ * "Why a summary is exact"). Usually one statement: every read at once, planned for the rolled_until the previous read
+ * saw, reporting the rolled_until it saw; when the worker moved it in between, plan again with the new one. After a few such races, one
  * REPEATABLE READ transaction, where both statements share a snapshot.
  */
 async function readConsistently(db: Kysely<Database>, plan: (rolledUntil: Date | null) => SummaryRead[]): Promise<SummaryRow[][]> {
-  let rolledUntil = await findRolledUntil(db)
+  // The rolled_until the last read saw is a good first guess (it moves once per worker interval): when it is still
+  // current, the summary is one statement. A stale guess costs one more read, never an inexact summary.
+  let rolledUntil = lastRolledUntil.has(db) ? (lastRolledUntil.get(db) ?? null) : await findRolledUntil(db)
   for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
     const read = await readSummaries(db, plan(rolledUntil))
+    lastRolledUntil.set(db, read.rolledUntil)
     if (read.rolledUntil?.getTime() === rolledUntil?.getTime()) return read.results
     rolledUntil = read.rolledUntil
   }
