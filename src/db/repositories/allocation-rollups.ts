@@ -5,7 +5,7 @@
 // the records for the rest. The allocation and reversal statements are not involved.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database } from '../database.js'
-import { parseDecimal, toMinorUnits, minorUnitsOf } from '../../domain/money.js'
+import { decimalTextToMinorUnits, minorUnitsOf } from '../../domain/money.js'
 import {
   GRAIN_MS,
   ROLLUP_GRAINS,
@@ -302,7 +302,7 @@ const QUANTITY_DIGITS = 6
 
 function totalsOf(row: AggregateRow): CurrencyTotals {
   const digits = minorUnitsOf(row.currency)
-  const minor = (value: string) => toMinorUnits(parseDecimal(value), digits)
+  const minor = (value: string) => decimalTextToMinorUnits(value, digits)
   return {
     currencyCode: row.currency,
     allocations: Number(row.allocations),
@@ -312,7 +312,7 @@ function totalsOf(row: AggregateRow): CurrencyTotals {
       impactTax: minor(row.credits_impact_tax),
       serviceFee: minor(row.credits_service_fee),
       serviceFeeTax: minor(row.credits_service_fee_tax),
-      quantityGrams: toMinorUnits(parseDecimal(row.credits_quantity_tonnes), QUANTITY_DIGITS),
+      quantityGrams: decimalTextToMinorUnits(row.credits_quantity_tonnes, QUANTITY_DIGITS),
     },
     contributions: {
       impact: minor(row.contributions_impact),

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import {
+  decimalTextToMinorUnits,
   Decimal,
   formatDecimal,
   formatRate,
   fromMinorUnits,
   minorUnitsOf,
+  parseDecimal,
   roundHalfUp,
   splitByWeights,
   toMinorUnits,
@@ -157,6 +159,43 @@ describe('splitByWeights', () => {
         },
       ),
       { numRuns: 10_000 },
+    )
+  })
+})
+
+describe('decimalTextToMinorUnits', () => {
+  it.each([
+    ['12.3400', 2, 1234n],
+    ['-12.34', 2, -1234n],
+    ['0', 2, 0n],
+    ['-0.0000', 2, 0n],
+    ['7', 0, 7n],
+    ['0.050000', 6, 50000n],
+    ['1e2', 2, 10000n],
+  ])('%s at %i digits is %s minor units', (text, digits, expected) => {
+    expect(decimalTextToMinorUnits(text, digits)).toBe(expected)
+  })
+
+  it('refuses more significant decimals than the currency has, as toMinorUnits does', () => {
+    expect(() => decimalTextToMinorUnits('1.005', 2, '/x')).toThrow(expect.objectContaining({ code: 'AMOUNT_PRECISION', path: '/x' }))
+  })
+
+  it('property: equals toMinorUnits(parseDecimal(text)) for any numeric text Postgres prints', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: -(10n ** 18n), max: 10n ** 18n }),
+        fc.integer({ min: 0, max: 6 }),
+        fc.integer({ min: 0, max: 4 }),
+        (minor, digits, zeros) => {
+          const negative = minor < 0n
+          const magnitude = (negative ? -minor : minor).toString().padStart(digits + 1, '0')
+          const whole = magnitude.slice(0, magnitude.length - digits)
+          const fraction = magnitude.slice(magnitude.length - digits) + '0'.repeat(zeros)
+          const text = `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`
+          expect(decimalTextToMinorUnits(text, digits)).toBe(toMinorUnits(parseDecimal(text), digits))
+          expect(decimalTextToMinorUnits(text, digits)).toBe(minor)
+        },
+      ),
     )
   })
 })
