@@ -9,7 +9,7 @@ import { Account, Enrol } from './pages/account'
 import { PAGES } from './pages'
 import { SetPassword, SignIn } from './pages/sign-in'
 import { navigate, onLink, usePath } from './router'
-import { NotAllowed, Page } from './ui'
+import { NotAllowed, OrganisationOptions, Page } from './ui'
 
 const STORAGE_KEY = 'canopy-hub-organisation'
 
@@ -118,11 +118,7 @@ function App() {
                   setSelected(e.currentTarget.value)
                 }}
               >
-                {organisations.map((o) => (
-                  <option key={o.organisationId} value={o.organisationId}>
-                    {`${'\u00a0\u00a0'.repeat(o.depth)}${o.tradingName}${o.status.value === 'active' ? '' : ' (deactivated)'}`}
-                  </option>
-                ))}
+                <OrganisationOptions organisations={organisations} />
               </select>
             </div>
           )}

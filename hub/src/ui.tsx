@@ -3,7 +3,7 @@
 // typed (or the API sent) is ever parsed as HTML.
 import type { ComponentChildren, JSX } from 'preact'
 import { useEffect, useId, useState } from 'preact/hooks'
-import { ApiError } from './api'
+import { ApiError, type Organisation } from './api'
 
 export const locale = (): string => (typeof navigator === 'undefined' ? 'en-GB' : navigator.language || 'en-GB')
 
@@ -150,4 +150,17 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
     }
   }, [...deps, version])
   return { data: state.data, error: state.error, reload: () => setVersion((v) => v + 1) }
+}
+
+/** The options of an organisation picker: the user's tree in order, indented by depth. */
+export function OrganisationOptions({ organisations }: { organisations: Organisation[] }) {
+  return (
+    <>
+      {organisations.map((o) => (
+        <option key={o.organisationId} value={o.organisationId}>
+          {`${'\u00a0\u00a0'.repeat(o.depth)}${o.tradingName}${o.status.value === 'active' ? '' : ' (deactivated)'}`}
+        </option>
+      ))}
+    </>
+  )
 }

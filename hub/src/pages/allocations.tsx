@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks'
 import { api, query } from '../api'
 import { addDays, formatMoney, formatTonnes, localDate, parseLocalDate, type ImpactRecord, type LineAmounts } from '../figures'
 import { navigate, onLink, useSearch } from '../router'
-import { Empty, Field, FormError, formatDate, Page, useLoad } from '../ui'
+import { Empty, Field, FormError, OrganisationOptions, formatDate, Page, useLoad } from '../ui'
 import type { PageProps } from './types'
 
 interface Partner {
@@ -127,11 +127,7 @@ function RecordList({ organisations, search }: PageProps & { search: URLSearchPa
           {(p) => (
             <select {...p} value={form.organisation} onChange={(e) => setForm({ ...form, organisation: e.currentTarget.value })}>
               <option value="">All organisations</option>
-              {organisations.map((o) => (
-                <option key={o.organisationId} value={o.organisationId}>
-                  {`${'\u00a0\u00a0'.repeat(o.depth)}${o.tradingName}`}
-                </option>
-              ))}
+              <OrganisationOptions organisations={organisations} />
             </select>
           )}
         </Field>

@@ -22,7 +22,7 @@ import {
   type WindowChoice,
 } from '../figures'
 import { navigate, onLink, useSearch } from '../router'
-import { Empty, Field, FormError, locale, Page, useLoad } from '../ui'
+import { Empty, Field, FormError, OrganisationOptions, locale, Page, useLoad } from '../ui'
 import type { PageProps } from './types'
 
 interface DashboardData {
@@ -112,11 +112,7 @@ export function Dashboard({ organisations }: PageProps) {
           {(props) => (
             <select {...props} value={organisationId} onChange={(e) => update({ organisation: e.currentTarget.value })}>
               <option value="">All organisations</option>
-              {organisations.map((o) => (
-                <option key={o.organisationId} value={o.organisationId}>
-                  {`${'\u00a0\u00a0'.repeat(o.depth)}${o.tradingName}`}
-                </option>
-              ))}
+              <OrganisationOptions organisations={organisations} />
             </select>
           )}
         </Field>
