@@ -2,7 +2,7 @@
 // of its events that the caller may see, and the localised equivalents of a number of tonnes (the quote's, for a
 // dashboard's headline figure).
 import { Decimal } from 'decimal.js'
-import { findDeliveriesOfAllocation, findReversalIdOf, type AllocationDeliveryRow } from '../db/repositories/allocation-activity.js'
+import { findDeliveriesOfAllocation, findReversalOf, type AllocationDeliveryRow } from '../db/repositories/allocation-activity.js'
 import { findImpactRecordById } from '../db/repositories/impact-records.js'
 import { describeEquivalents, resolveLocale } from '../domain/equivalents.js'
 import type { ImpactRecord } from '../domain/impact-record.js'
@@ -20,7 +20,7 @@ export async function recordsOfAllocation(deps: ReconciliationDeps, principal: P
   if (!found) throw notFound('funds allocation')
   const allocationId = found.source.allocation.id
   const allocation = found.reversal ? await findImpactRecordById(deps.db, allocationId) : found
-  const reversalId = found.reversal?.id ?? (await findReversalIdOf(deps.db, allocationId))
+  const reversalId = (found.reversal ?? (await findReversalOf(deps.db, allocationId)))?.id
   const reversal = found.reversal ? found : reversalId === undefined ? undefined : await findImpactRecordById(deps.db, reversalId)
   if (!allocation) throw notFound('funds allocation')
   return [allocation, ...(reversal ? [reversal] : [])].map(impactRecordOf)
@@ -36,8 +36,7 @@ export async function deliveriesOfAllocation(deps: ReconciliationDeps, principal
   const found = await findRecord(deps, principal, id)
   if (!found) throw notFound('funds allocation')
   const { allocation } = found.source
-  const reversalId = found.reversal?.id ?? (await findReversalIdOf(deps.db, allocation.id))
-  const reversal = found.reversal ?? (reversalId === undefined ? undefined : (await findImpactRecordById(deps.db, reversalId))?.reversal)
+  const reversal = found.reversal ?? (await findReversalOf(deps.db, allocation.id))
   const rows = await findDeliveriesOfAllocation(deps.db, {
     id: allocation.id,
     organisationId: allocation.organisationId,

@@ -1,13 +1,18 @@
-// What happened around one allocation, for the Hub's record detail: the id of its reversal, and the webhook deliveries
+// What happened around one allocation, for the Hub's record detail: its reversal, and the webhook deliveries
 // of its events. An event has no column naming its allocation: it is found by what the allocation's INSERT wrote with
 // it (src/db/repositories/webhooks.ts, eventCtes): the same organisation and instant (webhook_events' (organisation_id,
 // created_at) index), one of the allocation event types, and a body naming the allocation.
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../database.js'
 
-export async function findReversalIdOf(db: Kysely<Database>, allocationId: string): Promise<string | undefined> {
-  const row = await db.selectFrom('allocation_reversals').select('id').where('allocation_id', '=', allocationId).executeTakeFirst()
-  return row?.id
+/** The reversal of an allocation, if it was reversed: its id and time. */
+export async function findReversalOf(db: Kysely<Database>, allocationId: string): Promise<{ id: string; createdAt: Date } | undefined> {
+  const row = await db
+    .selectFrom('allocation_reversals')
+    .select(['id', 'created_at'])
+    .where('allocation_id', '=', allocationId)
+    .executeTakeFirst()
+  return row && { id: row.id, createdAt: row.created_at }
 }
 
 export interface AllocationDeliveryRow {

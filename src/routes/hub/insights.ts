@@ -3,6 +3,7 @@
 // deliveries of its events. They are not part of the public API (an API key never reaches them).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { principalOf } from '../../http/auth.js'
+import { presentAllocationDelivery } from '../../http/presenters/hub-insights.js'
 import { presentImpactRecord } from '../../http/presenters/reconciliation.js'
 import { errorResponses, IdParamsSchema } from '../../http/schemas/common.js'
 import {
@@ -10,32 +11,11 @@ import {
   AllocationRecordsSchema,
   EquivalentsQuerySchema,
   EquivalentsSchema,
-  type AllocationDeliveriesResponse,
 } from '../../http/schemas/hub-insights.js'
-import {
-  deliveriesOfAllocation,
-  equivalentsOfTonnes,
-  recordsOfAllocation,
-  type AllocationDelivery,
-} from '../../services/allocation-activity.js'
+import { deliveriesOfAllocation, equivalentsOfTonnes, recordsOfAllocation } from '../../services/allocation-activity.js'
 import type { ReconciliationDeps } from '../../services/reconciliation.js'
 
 const common = { tags: ['hub'] }
-
-const presentDelivery = (d: AllocationDelivery): AllocationDeliveriesResponse['data'][number] => ({
-  id: d.id,
-  eventId: d.eventId,
-  eventType: d.eventType,
-  endpointId: d.endpointId,
-  endpointUrl: d.endpointUrl,
-  status: d.status,
-  attempts: d.attempts,
-  nextAttemptAt: d.status === 'pending' ? d.nextAttemptAt.toISOString() : null,
-  lastAttemptAt: d.lastAttemptAt?.toISOString() ?? null,
-  lastStatusCode: d.lastStatusCode,
-  lastError: d.lastError,
-  createdAt: d.createdAt.toISOString(),
-})
 
 const hubInsightRoutes: FastifyPluginAsyncTypebox<{ deps: ReconciliationDeps }> = async (app, { deps }) => {
   app.get(
@@ -80,7 +60,9 @@ const hubInsightRoutes: FastifyPluginAsyncTypebox<{ deps: ReconciliationDeps }> 
         },
       },
     },
-    async (request) => ({ data: (await deliveriesOfAllocation(deps, principalOf(request), request.params.id)).map(presentDelivery) }),
+    async (request) => ({
+      data: (await deliveriesOfAllocation(deps, principalOf(request), request.params.id)).map(presentAllocationDelivery),
+    }),
   )
 }
 
