@@ -60,10 +60,10 @@ export async function maintainPartitions(deps: MaintenanceDeps): Promise<Mainten
     const now = deps.clock()
     const result: MaintenanceResult = { created: [], dropped: [], movedFromDefault: 0, retainedQuotes: 0, kept: [] }
     for (const table of PARTITIONED_TABLES) {
+      const existing = new Set((await listPartitions(db, table)).map((p) => p.name))
       for (const month of monthsToCreate(now)) {
         const name = partitionName(table, month)
-        const existing = await listPartitions(db, table)
-        if (existing.some((p) => p.name === name)) continue
+        if (existing.has(name)) continue
         const { moved } = await createPartition(db, table, PARTITION_KEY[table], name, { from: monthStart(month), to: monthEnd(month) })
         result.created.push(name)
         result.movedFromDefault += moved
