@@ -9,7 +9,6 @@ import { randomUUID } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import AxeBuilder from '@axe-core/playwright'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { HubAssets } from '../../src/services/hub-assets.js'
@@ -19,11 +18,10 @@ import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '.
 import { createHubUser, PASSWORD } from '../helpers/hub.js'
 import { repoRoot } from '../helpers/process.js'
 import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js'
-import { describeInBrowser, launchChromium } from './harness.js'
+import { describeInBrowser, expectAccessible, launchChromium, recordCspViolations } from './harness.js'
 
 const LONG = 180_000
 const DAY = 86_400_000
-const WCAG_22_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(repoRoot, 'docs', 'hub') : mkdtempSync(join(tmpdir(), 'canopy-dash-shots-'))
 // Entry and chart chunk, gzip: the entry grew by the two pages; uPlot (about 24 KB) loads only with a chart.
 const ENTRY_BUDGET_BYTES = 24_000
@@ -48,26 +46,13 @@ async function openContext(locale = 'en-GB', width = 1280): Promise<{ context: B
   })
   const page = await context.newPage()
   page.setDefaultTimeout(30_000)
-  await page.addInitScript(() => {
-    const seen: string[] = []
-    Object.defineProperty(window, '__violations', { value: seen })
-    document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} ${e.blockedURI}`))
-  })
+  await recordCspViolations(page)
   await page.goto(`${base}/hub/sign-in`)
   await page.getByLabel('Email').fill(admin.email)
   await page.getByLabel('Password').fill(admin.password)
   await page.getByLabel('Password').press('Enter')
   await page.getByRole('navigation', { name: 'Hub' }).waitFor()
   return { context, page }
-}
-
-async function expectAccessible(page: Page, label: string): Promise<void> {
-  const results = await new AxeBuilder({ page }).withTags(WCAG_22_AA).analyze()
-  expect(
-    results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-    label,
-  ).toEqual([])
-  expect(await page.evaluate(() => (window as any).__violations), `${label}: CSP violations`).toEqual([])
 }
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })

@@ -3,8 +3,9 @@
 import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { chromium, type Browser } from 'playwright-core'
-import { describe, it } from 'vitest'
+import AxeBuilder from '@axe-core/playwright'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { describe, expect, it } from 'vitest'
 
 export const CHROMIUM = '/usr/bin/chromium'
 export const chromiumInstalled = existsSync(CHROMIUM)
@@ -87,4 +88,26 @@ export async function startStrictPage(apiOrigin: string): Promise<{ url: string;
         server.close(() => resolve())
       }),
   }
+}
+
+/** axe's rule tags for WCAG 2.2 AA. */
+export const WCAG_22_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']
+
+/** Collects the page's Content-Security-Policy violations (for expectAccessible); call before the first navigation. */
+export async function recordCspViolations(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const seen: string[] = []
+    Object.defineProperty(window, '__violations', { value: seen })
+    document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} ${e.blockedURI}`))
+  })
+}
+
+/** No axe WCAG 2.2 AA violation on the page as it stands, and no CSP violation since recordCspViolations. */
+export async function expectAccessible(page: Page, label: string): Promise<void> {
+  const results = await new AxeBuilder({ page }).withTags(WCAG_22_AA).analyze()
+  expect(
+    results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+    label,
+  ).toEqual([])
+  expect(await page.evaluate(() => (window as { __violations?: string[] }).__violations), `${label}: CSP violations`).toEqual([])
 }

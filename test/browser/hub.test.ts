@@ -3,14 +3,12 @@
 // console page (keys and webhooks by keyboard only), enrols TOTP and signs in with it, refuses an analyst in the page
 // and at the server, refuses a CSRF attempt from another origin and an allowlisted key from another address, checks
 // axe WCAG 2.2 AA on every page, and writes the screenshots of docs/hub/.
-/* eslint-disable @typescript-eslint/no-explicit-any -- API bodies are untyped here */
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import AxeBuilder from '@axe-core/playwright'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { totpCode } from '../../src/services/hub/credentials.js'
@@ -20,10 +18,9 @@ import { createTestApp, type TestApp } from '../helpers/app.js'
 import { createOrg, type OrgFixture } from '../helpers/factories.js'
 import { repoRoot } from '../helpers/process.js'
 import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js'
-import { describeInBrowser, launchChromium } from './harness.js'
+import { describeInBrowser, expectAccessible, launchChromium, recordCspViolations } from './harness.js'
 
 const LONG = 180_000
-const WCAG_22_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']
 // UPDATE_SCREENSHOTS=1 rewrites docs/hub/*.png; otherwise they go to a temporary folder.
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(repoRoot, 'docs', 'hub') : mkdtempSync(join(tmpdir(), 'canopy-hub-shots-'))
 const PASSWORD = 'moss lantern quietly 2026'
@@ -47,21 +44,8 @@ async function openContext(locale = 'en-GB', width = 1280): Promise<{ context: B
   const page = await context.newPage()
   page.setDefaultTimeout(30_000)
   page.on('dialog', (dialog) => void dialog.accept())
-  await page.addInitScript(() => {
-    const seen: string[] = []
-    Object.defineProperty(window, '__violations', { value: seen })
-    document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} ${e.blockedURI}`))
-  })
+  await recordCspViolations(page)
   return { context, page }
-}
-
-async function expectAccessible(page: Page, label: string): Promise<void> {
-  const results = await new AxeBuilder({ page }).withTags(WCAG_22_AA).analyze()
-  expect(
-    results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-    label,
-  ).toEqual([])
-  expect(await page.evaluate(() => (window as any).__violations), `${label}: CSP violations`).toEqual([])
 }
 
 async function shot(page: Page, name: string): Promise<void> {

@@ -15,11 +15,10 @@ import { createTestApp, type TestApp } from '../helpers/app.js'
 import { createOrg, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
 import { repoRoot } from '../helpers/process.js'
 import { buildSdkForTest, type BuiltSdk } from '../helpers/sdk-build.js'
-import { describeInBrowser, launchChromium, startStrictPage } from './harness.js'
+import { describeInBrowser, launchChromium, startStrictPage, WCAG_22_AA } from './harness.js'
 
 const LONG = 180_000
 const OPERATOR = 'Canopy Test Operator Ltd'
-const WCAG_22_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']
 const SCREENSHOT = join(repoRoot, 'docs', 'widget.png')
 
 type Variant = 'embedded' | 'takeover' | 'checkout'
