@@ -337,7 +337,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     apiRoute(organisationRoutes, { deps: { db, access, reference, clock, sessionOrigins } }),
     apiRoute(apiKeyRoutes, { deps: { db, access, clock } }),
     apiRoute(quoteRoutes, { deps: quoteDeps, limits }),
-    apiRoute(allocationRoutes, { deps: { access, quotes, allocations, reference, clock, metrics, webhooks }, limits }),
+    apiRoute(allocationRoutes, {
+      deps: { access, quotes, allocations, reference, clock, metrics, webhooks, quoteRetentionDays: config.QUOTE_RETENTION_DAYS },
+      limits,
+    }),
     apiRoute(webhookEndpointRoutes, {
       deps: { db, access, clock, urls: { policy: addressPolicy, allowHttp: config.WEBHOOK_ALLOW_HTTP }, wake: wakeWebhooks },
     }),

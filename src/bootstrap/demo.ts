@@ -159,6 +159,8 @@ export async function seedDemoActivity(
     allocations: new AllocationStore(db),
     metrics: noMetrics,
     webhooks: noWebhookWake,
+    // The demo reuses a few quotes per shop over its weeks of activity: each stays allocatable for all of them.
+    quoteRetentionDays: DEMO_ACTIVITY_DAYS + 1,
     // No process serves sessions yet: nothing to forget.
     sessionOrigins: { forget: () => {} },
   }

@@ -29,6 +29,11 @@ export interface AllocationDeps {
   readonly metrics: Metrics
   /** Told when an allocation or reversal (and so its webhook event) has been committed. */
   readonly webhooks: WebhookWake
+  /**
+   * QUOTE_RETENTION_DAYS: a quote older than this is not allocated (404, as once retention has dropped it), even while
+   * this process still caches it, so that no allocation names a quote retention may already have dropped.
+   */
+  readonly quoteRetentionDays: number
 }
 
 export interface AllocationInput {
@@ -138,8 +143,9 @@ export async function allocateFunds(
   if (used) return replayOrRefuse(used, requestHash, deps.metrics)
 
   const quote = await getQuote(deps, principal, input.quoteId)
-  // An allocation is recorded for the quote's own organisation.
+  // An allocation is recorded for the quote's own organisation, within the quote's retention.
   if (quote.organisationId !== input.organisationId) throw notFound('quote')
+  if (deps.clock().getTime() - quote.createdAt.getTime() >= deps.quoteRetentionDays * 86_400_000) throw notFound('quote')
   if (input.currencyCode !== undefined && input.currencyCode !== quote.currencyCode) {
     throw new AppError('CURRENCY_MISMATCH', `currencyCode must be the quote's currency (${quote.currencyCode})`, [
       { path: '/currencyCode', message: `must be ${quote.currencyCode}` },

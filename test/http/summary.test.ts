@@ -28,7 +28,9 @@ const DAY = 24 * HOUR
 const quotes = new Map<string, string>()
 
 async function quoteFor(org: OrgFixture, currencyCode: string): Promise<string> {
-  const cached = quotes.get(`${org.organisationId}|${currencyCode}`)
+  // One quote per organisation, currency and month of the clock: a quote is allocated only within QUOTE_RETENTION_DAYS.
+  const key = `${org.organisationId}|${currencyCode}|${t.clock.now().toISOString().slice(0, 7)}`
+  const cached = quotes.get(key)
   if (cached) return cached
   const amount = currencyCode === 'JPY' ? 8000 : 47.97
   const res = await client(t.app, org.apiKey).post(
@@ -36,7 +38,7 @@ async function quoteFor(org: OrgFixture, currencyCode: string): Promise<string> 
     floristQuote(org.organisationId, { transaction: { amount, currencyCode } }),
   )
   expect(res.statusCode).toBe(201)
-  quotes.set(`${org.organisationId}|${currencyCode}`, res.json().quoteId)
+  quotes.set(key, res.json().quoteId)
   return res.json().quoteId
 }
 
