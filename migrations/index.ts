@@ -19,7 +19,6 @@ import * as m001520 from './2026_11_24_001520_hub_users_and_sessions.js'
 import * as m001600 from './2026_11_24_001600_profit_share.js'
 import * as m001700 from './2026_11_24_001700_allocation_rollups.js'
 import * as m001900 from './2026_11_25_001900_partition_history.js'
-import * as m002000 from './2026_11_25_002000_partition_ledger.js'
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000100_organisations_and_api_keys': m000100,
@@ -40,5 +39,4 @@ export const migrations: Record<string, Migration> = {
   '2026_11_24_001600_profit_share': m001600,
   '2026_11_24_001700_allocation_rollups': m001700,
   '2026_11_25_001900_partition_history': m001900,
-  '2026_11_25_002000_partition_ledger': m002000,
 }

@@ -39,7 +39,7 @@ export async function findDeliveriesOfAllocation(
   const times = allocation.reversedAt ? [allocation.createdAt, allocation.reversedAt] : [allocation.createdAt]
   const rows = await db
     .selectFrom('webhook_events as e')
-    .innerJoin('webhook_deliveries as d', (join) => join.onRef('d.event_id', '=', 'e.id').onRef('d.created_at', '=', 'e.created_at'))
+    .innerJoin('webhook_deliveries as d', 'd.event_id', 'e.id')
     .innerJoin('webhook_endpoints as ep', 'ep.id', 'd.endpoint_id')
     .select([
       'd.id',

@@ -168,13 +168,13 @@ function partnerPageQuery(page: ImpactRecordPage): RawBuilder<RecordRow> {
            CASE WHEN p.record_id <> p.allocation_id THEN (extract(epoch FROM p.funds_date_time) * 1000)::float8 END AS reversal_created_at,
            ${ALLOCATION_COLUMNS}
     FROM (
-      SELECT x.funds_date_time, x.record_id, x.allocation_id, x.allocation_created_at
+      SELECT x.funds_date_time, x.record_id, x.allocation_id
       FROM impact_record_partners x
       WHERE ${sql.join(where, sql` AND `)}
       ORDER BY x.funds_date_time ${order}, x.record_id ${order}
       LIMIT ${page.limit}
     ) AS p
-    JOIN allocations a ON a.id = p.allocation_id AND a.created_at = p.allocation_created_at
+    JOIN allocations a ON a.id = p.allocation_id
     ORDER BY p.funds_date_time ${order}, p.record_id ${order}`
 }
 
@@ -190,25 +190,24 @@ function pageQuery(page: ImpactRecordPage): RawBuilder<RecordRow> {
     SELECT p.record_id, p.funds_date_time::text AS position_time, p.reversal_id,
            (extract(epoch FROM p.reversal_created_at) * 1000)::float8 AS reversal_created_at, ${ALLOCATION_COLUMNS}
     FROM (
-      SELECT u.funds_date_time, u.record_id, u.allocation_id, u.allocation_created_at, u.reversal_id, u.reversal_created_at
+      SELECT u.funds_date_time, u.record_id, u.allocation_id, u.reversal_id, u.reversal_created_at
       FROM (
         SELECT a.root_organisation_id, a.organisation_id, a.consumer_reference, a.entries, a.profit_share,
-               a.created_at AS funds_date_time, a.id AS record_id, a.id AS allocation_id, a.created_at AS allocation_created_at,
-               NULL::uuid AS reversal_id,
+               a.created_at AS funds_date_time, a.id AS record_id, a.id AS allocation_id, NULL::uuid AS reversal_id,
                NULL::timestamptz AS reversal_created_at
         FROM allocations a
         UNION ALL
         SELECT r.root_organisation_id, r.organisation_id, r.consumer_reference,
-               (SELECT ra.entries FROM allocations ra WHERE ra.id = r.allocation_id AND ra.created_at = r.allocation_created_at),
-               (SELECT ra.profit_share FROM allocations ra WHERE ra.id = r.allocation_id AND ra.created_at = r.allocation_created_at),
-               r.created_at, r.id, r.allocation_id, r.allocation_created_at, r.id, r.created_at
+               (SELECT ra.entries FROM allocations ra WHERE ra.id = r.allocation_id),
+               (SELECT ra.profit_share FROM allocations ra WHERE ra.id = r.allocation_id), r.created_at, r.id, r.allocation_id,
+               r.id, r.created_at
         FROM allocation_reversals r
       ) AS u
       WHERE ${sql.join(streamConditions(page), sql` AND `)}
       ORDER BY u.funds_date_time ${order}, u.record_id ${order}
       LIMIT ${page.limit}
     ) AS p
-    JOIN allocations a ON a.id = p.allocation_id AND a.created_at = p.allocation_created_at
+    JOIN allocations a ON a.id = p.allocation_id
     ORDER BY p.funds_date_time ${order}, p.record_id ${order}`
 }
 
@@ -235,9 +234,7 @@ export async function findImpactRecordById(db: Kysely<Database>, id: string): Pr
     FROM allocations a WHERE a.id = ${id}::uuid
     UNION ALL
     SELECT r.id, r.created_at::text, r.id, (extract(epoch FROM r.created_at) * 1000)::float8, ${ALLOCATION_COLUMNS}
-    FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id AND a.created_at = r.allocation_created_at WHERE r.id = ${id}::uuid`.execute(
-    db,
-  )
+    FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id WHERE r.id = ${id}::uuid`.execute(db)
   return rows[0] && recordFromRow(rows[0])
 }
 

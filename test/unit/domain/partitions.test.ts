@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest'
 import {
   addMonths,
   isExpired,
-  LEDGER_TABLES,
   monthEnd,
   monthOf,
   monthOfPartition,
@@ -10,8 +9,6 @@ import {
   monthStart,
   monthsToCreate,
   partitionName,
-  PARTITION_KEY,
-  PARTITIONED_TABLES,
   type Retention,
 } from '../../../src/domain/partitions.js'
 
@@ -67,19 +64,6 @@ describe('months of partitions', () => {
     ['webhook_attempts', { year: 2026, month: 12 }, '2026-12-31T00:00:00Z', false],
   ] as const)('%s of %o at %s: expired %s', (table, month, now, expired) => {
     expect(isExpired(table, month, new Date(now), RETENTION)).toBe(expired)
-  })
-
-  it('never expires a month of the ledger, however old and however short the retention', () => {
-    const short = { quoteDays: 1, webhookAttemptDays: 1, taxReceiptDays: 1 }
-    expect([...LEDGER_TABLES].sort()).toEqual(
-      ['allocation_reversals', 'allocations', 'impact_record_partners', 'webhook_deliveries', 'webhook_events'].sort(),
-    )
-    for (const table of LEDGER_TABLES) {
-      expect(isExpired(table, { year: 2020, month: 1 }, new Date('2030-01-01T00:00:00Z'), short), table).toBe(false)
-    }
-    // Every partitioned table has its key; a reversal is kept in its allocation's month.
-    for (const table of PARTITIONED_TABLES) expect(PARTITION_KEY[table]).toMatch(/_(at|time)$/)
-    expect(PARTITION_KEY.allocation_reversals).toBe('allocation_created_at')
   })
 
   it('never expires a month with a retention of a day before it has ended', () => {
