@@ -31,6 +31,13 @@ export interface Retention {
 const retentionDays = (table: PartitionedTable, r: Retention): number =>
   table === 'quotes' || table === 'sessions' ? r.quoteDays : table === 'webhook_attempts' ? r.webhookAttemptDays : r.taxReceiptDays
 
+/**
+ * Whether a quote made at `createdAt` is past its retention at `now` (QUOTE_RETENTION_DAYS): from then on retention may
+ * drop its month at any run, so it is no longer allocated.
+ */
+export const isPastQuoteRetention = (createdAt: Date, now: Date, quoteDays: number): boolean =>
+  now.getTime() - createdAt.getTime() >= quoteDays * 86_400_000
+
 export interface Month {
   year: number
   /** 1–12 */

@@ -17,6 +17,7 @@ import { getQuote } from './quotes.js'
 import type { ReferenceDataCache } from './reference-data.js'
 import { newId } from '../ids.js'
 import { buildImpactRecord, reversalImpactRecord, type ImpactRecord } from '../domain/impact-record.js'
+import { isPastQuoteRetention } from '../domain/partitions.js'
 import type { OrganisationSettings } from './reference-data.js'
 import { impactEvent, type WebhookWake } from './webhooks/events.js'
 
@@ -145,7 +146,7 @@ export async function allocateFunds(
   const quote = await getQuote(deps, principal, input.quoteId)
   // An allocation is recorded for the quote's own organisation, within the quote's retention.
   if (quote.organisationId !== input.organisationId) throw notFound('quote')
-  if (deps.clock().getTime() - quote.createdAt.getTime() >= deps.quoteRetentionDays * 86_400_000) throw notFound('quote')
+  if (isPastQuoteRetention(quote.createdAt, deps.clock(), deps.quoteRetentionDays)) throw notFound('quote')
   if (input.currencyCode !== undefined && input.currencyCode !== quote.currencyCode) {
     throw new AppError('CURRENCY_MISMATCH', `currencyCode must be the quote's currency (${quote.currencyCode})`, [
       { path: '/currencyCode', message: `must be ${quote.currencyCode}` },

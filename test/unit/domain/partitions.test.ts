@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   addMonths,
   isExpired,
+  isPastQuoteRetention,
   monthEnd,
   monthOf,
   monthOfPartition,
@@ -64,6 +65,14 @@ describe('months of partitions', () => {
     ['webhook_attempts', { year: 2026, month: 12 }, '2026-12-31T00:00:00Z', false],
   ] as const)('%s of %o at %s: expired %s', (table, month, now, expired) => {
     expect(isExpired(table, month, new Date(now), RETENTION)).toBe(expired)
+  })
+
+  it.each([
+    ['2026-11-01T00:00:00Z', '2027-01-29T23:59:59Z', false],
+    ['2026-11-01T00:00:00Z', '2027-01-30T00:00:00Z', true],
+    ['2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z', false],
+  ] as const)('a quote made at %s is past 90 days of retention at %s: %s', (createdAt, now, past) => {
+    expect(isPastQuoteRetention(new Date(createdAt), new Date(now), 90)).toBe(past)
   })
 
   it('never expires a month with a retention of a day before it has ended', () => {
