@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database } from '../src/db/database.js'
+import { insertEndpoint } from '../src/db/repositories/webhooks.js'
 import { FLORIST_EXAMPLE } from '../src/http/schemas/quotes.js'
 import { demoCatalogue, importCatalogue } from '../src/services/catalogue.js'
 import { createOrganisationWithKey } from '../src/services/organisations.js'
@@ -302,6 +303,67 @@ const profitShareGroup = (name: string, label: string, billing: boolean) =>
     ],
   })
 
+/** A new allocation paying for the quote's credits and a contribution (split among the demo's contribution partners). */
+const withContribution = defineGroup<Merchant, MerchantWithQuote>({
+  name: 'contribution',
+  seed: seedMerchant,
+  prepare: createQuote,
+  scenarios: [
+    {
+      name: 'POST /funds/allocations (new keys, credits + contribution)',
+      method: 'POST',
+      path: () => '/funds/allocations',
+      body: (m) => ({ ...allocationBody(m), contribution: { amount: 5 } }),
+      headers: bearer,
+      perRequestHeaders: () => ({ 'idempotency-key': randomUUID() }),
+      expectStatus: 201,
+    },
+  ],
+})
+
+/**
+ * The merchant has one webhook endpoint subscribed to every event, so each allocation also writes its event row and a
+ * delivery. The worker is off: this measures the write; delivering is `npm run bench:webhooks`'s.
+ */
+const withWebhookEndpoint = defineGroup<Merchant, MerchantWithQuote>({
+  name: 'webhook_endpoint',
+  env: { WEBHOOK_WORKER: 'false' },
+  seed: async (db) => {
+    const merchant = await seedMerchant(db)
+    const now = new Date()
+    await insertEndpoint(
+      db,
+      {
+        id: randomUUID(),
+        organisationId: merchant.organisationId,
+        url: 'https://hooks.example.com/canopy',
+        description: 'bench',
+        enabledEvents: ['*'],
+        format: 'standard',
+        status: 'enabled',
+        disabledReason: null,
+        failingSince: null,
+        createdAt: now,
+        updatedAt: now,
+      },
+      { id: randomUUID(), secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+    )
+    return merchant
+  },
+  prepare: createQuote,
+  scenarios: [
+    {
+      name: 'POST /funds/allocations (new keys, one webhook endpoint)',
+      method: 'POST',
+      path: () => '/funds/allocations',
+      body: allocationBody,
+      headers: bearer,
+      perRequestHeaders: () => ({ 'idempotency-key': randomUUID() }),
+      expectStatus: 201,
+    },
+  ],
+})
+
 /**
  * Every group, in the order they run. A scenario that needs other data or another API configuration
  * (reconciliation pages over a large table, allocations with a webhook endpoint) goes in a group of its own,
@@ -312,4 +374,6 @@ export const groups: BenchGroup[] = [
   metricsOff,
   profitShareGroup('profit_share', 'profit share: 2 lines', false),
   profitShareGroup('profit_share_fx', 'profit share: 2 lines, one billed in USD', true),
+  withContribution,
+  withWebhookEndpoint,
 ]

@@ -380,13 +380,21 @@ export interface WebhookEndpointSecretsTable {
   expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>
 }
 
-/** body (and ekko_body for ekko-format endpoints) are sent exactly as stored. */
+/**
+ * An event. An allocation's or a reversal's names its record (source_id) and its body is rendered when its first
+ * delivery is claimed (stored on the delivery); a test event, and an event written before that, carries its body
+ * (and ekko_body for ekko-format endpoints), sent exactly as stored.
+ */
 export interface WebhookEventsTable {
   id: string
   organisation_id: string
   type: string
-  body: string
-  ekko_body: string | null
+  body: ColumnType<string | null, string | null | undefined, string | null>
+  ekko_body: ColumnType<string | null, string | null | undefined, string | null>
+  /** The allocation or reversal the event announces. */
+  source_id: ColumnType<string | null, string | null | undefined, string | null>
+  /** The quote's footprint in grams CO2e (ekko-format bodies carry it; the ledger does not keep it). */
+  quote_co2e_grams: ColumnType<string | null, string | null | undefined, string | null>
   created_at: Date
 }
 
@@ -401,6 +409,8 @@ export interface WebhookDeliveriesTable {
   next_attempt_at: Date
   locked_until: Date | null
   last_attempt_at: Date | null
+  /** What this delivery sends, byte for byte: rendered at its first claim, or null until then. */
+  body: ColumnType<string | null, string | null | undefined, string | null>
   created_at: Date
 }
 

@@ -37,12 +37,7 @@ export async function deliveriesOfAllocation(deps: ReconciliationDeps, principal
   if (!found) throw notFound('funds allocation')
   const { allocation } = found.source
   const reversal = found.reversal ?? (await findReversalOf(deps.db, allocation.id))
-  const rows = await findDeliveriesOfAllocation(deps.db, {
-    id: allocation.id,
-    organisationId: allocation.organisationId,
-    createdAt: allocation.createdAt,
-    reversedAt: reversal?.createdAt ?? null,
-  })
+  const rows = await findDeliveriesOfAllocation(deps.db, { id: allocation.id, reversalId: reversal?.id ?? null })
   const visible = new Map<string, boolean>()
   for (const organisationId of new Set(rows.map((r) => r.endpointOrganisationId))) {
     visible.set(organisationId, await deps.access.canSee(principal, organisationId))

@@ -13,7 +13,7 @@ import {
   type NewTaxReceipt,
   type Reversal,
 } from '../db/repositories/allocations.js'
-import type { WebhookEventDraft } from '../db/repositories/webhooks.js'
+import type { RecordEventDraft } from '../db/repositories/webhooks.js'
 import { Batcher } from './batcher.js'
 
 export interface IdempotencyKeyRef {
@@ -23,7 +23,7 @@ export interface IdempotencyKeyRef {
 
 export class AllocationStore {
   private readonly keys: Batcher<IdempotencyKeyRef, Allocation | undefined>
-  private readonly writer: Batcher<{ allocation: Allocation; event: WebhookEventDraft }, boolean>
+  private readonly writer: Batcher<{ allocation: Allocation; event: RecordEventDraft }, boolean>
 
   constructor(private readonly db: Kysely<Database>) {
     this.keys = new Batcher((refs) => findAllocationsByKeys(this.db, refs))
@@ -36,7 +36,7 @@ export class AllocationStore {
   }
 
   /** Writes the allocation (with its receipt and its webhook event, in the same statement); false when the key was already used. */
-  insert(allocation: Allocation, receipt: NewTaxReceipt | null, event: WebhookEventDraft): Promise<boolean> {
+  insert(allocation: Allocation, receipt: NewTaxReceipt | null, event: RecordEventDraft): Promise<boolean> {
     return receipt ? insertAllocationWithReceipt(this.db, allocation, receipt, event) : this.writer.submit({ allocation, event })
   }
 
@@ -45,7 +45,7 @@ export class AllocationStore {
   }
 
   /** Records the reversal and its webhook event unless the allocation already has one; true when this call recorded it. */
-  insertReversal(reversal: Reversal, event: WebhookEventDraft): Promise<boolean> {
+  insertReversal(reversal: Reversal, event: RecordEventDraft): Promise<boolean> {
     return insertReversal(this.db, reversal, event)
   }
 

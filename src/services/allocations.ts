@@ -16,10 +16,8 @@ import type { QuoteStore } from './quote-store.js'
 import { getQuote } from './quotes.js'
 import type { ReferenceDataCache } from './reference-data.js'
 import { newId } from '../ids.js'
-import { buildImpactRecord, reversalImpactRecord, type ImpactRecord } from '../domain/impact-record.js'
 import { isPastQuoteRetention } from '../domain/partitions.js'
-import type { OrganisationSettings } from './reference-data.js'
-import { impactEvent, type WebhookWake } from './webhooks/events.js'
+import { recordEvent, type WebhookWake } from './webhooks/events.js'
 
 export interface AllocationDeps {
   readonly access: AccessResolver
@@ -199,8 +197,14 @@ export async function allocateFunds(
       },
     }
   }
-  const record = impactRecordOf(allocation, await deps.reference.organisationSettings(quote.organisationId))
-  const event = impactEvent({ id: newId(), type: 'allocation.created', record, footprint: quote.locked.footprint })
+  const event = recordEvent({
+    id: newId(),
+    type: 'allocation.created',
+    organisationId: allocation.organisationId,
+    sourceId: allocation.id,
+    createdAt: allocation.createdAt,
+    footprint: quote.locked.footprint,
+  })
   // Losing a race to a duplicate means replaying its result; if that writer rolled back, try again.
   for (let attempt = 0; attempt < 3; attempt++) {
     let inserted: boolean
@@ -259,22 +263,6 @@ export function getAllocation(deps: Pick<AllocationDeps, 'access' | 'allocations
   return allocationOfTree(deps, principal, id)
 }
 
-/** The reconciliation record of an allocation (what GET …/:id/impact shows), from what is at hand when it is written. */
-function impactRecordOf(allocation: Allocation, organisation: OrganisationSettings): ImpactRecord {
-  return buildImpactRecord({
-    allocation,
-    collectionOrganisationId: allocation.collectionOrganisationId,
-    consumerReference: allocation.consumerReference,
-    merchant: allocation.merchant,
-    fundsOrganisation: {
-      reference: organisation.organisationReference,
-      name: organisation.tradingName,
-      mcc: organisation.mcc,
-      address: organisation.address,
-    },
-  })
-}
-
 /** Reverses an allocation in full (negated amounts, same rates); a second reversal → ALREADY_REVERSED. */
 export async function reverseFundsAllocation(
   deps: Pick<AllocationDeps, 'access' | 'allocations' | 'quotes' | 'reference' | 'clock' | 'metrics' | 'webhooks'>,
@@ -284,9 +272,14 @@ export async function reverseFundsAllocation(
   const allocation = await allocationOfTree(deps, principal, id)
   const reversal = { id: newId(), allocationId: allocation.id, organisationId: allocation.organisationId, createdAt: deps.clock() }
   const quote = await getQuote(deps, principal, allocation.quoteId)
-  const organisation = await deps.reference.organisationSettings(allocation.organisationId)
-  const record = reversalImpactRecord(impactRecordOf(allocation, organisation), reversal)
-  const event = impactEvent({ id: newId(), type: 'allocation.reversed', record, footprint: quote.locked.footprint })
+  const event = recordEvent({
+    id: newId(),
+    type: 'allocation.reversed',
+    organisationId: allocation.organisationId,
+    sourceId: reversal.id,
+    createdAt: reversal.createdAt,
+    footprint: quote.locked.footprint,
+  })
   if (!(await deps.allocations.insertReversal(reversal, event)))
     throw new AppError('ALREADY_REVERSED', 'funds allocation is already reversed')
   deps.webhooks.wake()

@@ -17,6 +17,8 @@ let merchant: OrgFixture
 let other: OrgFixture
 let receiver: WebhookReceiver
 let quoteId: string
+/** The quote's footprint in grams CO2e, as ekko-format bodies carry it. */
+let quoteGrams: number
 const endpoints: Record<string, { id: string; secret: string }> = {}
 
 const allocate = (key = merchant.apiKey, idempotencyKey: string = randomUUID(), org = merchant.organisationId, quote = () => quoteId) =>
@@ -46,7 +48,9 @@ beforeAll(async () => {
   await create('merchant-ekko', merchant.apiKey, { organisationId: merchant.organisationId, format: 'ekko' })
   await create('reversals-only', merchant.apiKey, { organisationId: merchant.organisationId, enabledEvents: ['allocation.reversed'] })
   await create('other', other.apiKey, { organisationId: other.organisationId })
-  quoteId = (await client(t.app, merchant.apiKey).post('/quotes/carbon', floristQuote(merchant.organisationId))).json().quoteId
+  const quote = (await client(t.app, merchant.apiKey).post('/quotes/carbon', floristQuote(merchant.organisationId))).json()
+  quoteId = quote.quoteId
+  quoteGrams = Number(quote.footprint.co2eGrams)
 })
 afterAll(async () => {
   await receiver.close()
@@ -58,15 +62,27 @@ describe('allocation events', () => {
     const res = await allocate()
     expect(res.statusCode).toBe(201)
     const allocation = res.json()
+    // The event is a small row naming its record; its bodies are rendered when its deliveries are first claimed.
     const [event] = (
-      await sql<{ id: string; body: string }>`SELECT id, body FROM webhook_events ORDER BY created_at DESC LIMIT 1`.execute(t.db)
+      await sql<{ id: string; body: string | null; source_id: string }>`
+        SELECT id, body, source_id FROM webhook_events ORDER BY created_at DESC LIMIT 1`.execute(t.db)
     ).rows
+    expect(event).toMatchObject({ body: null, source_id: allocation.fundsAllocationId })
     await t.app.webhooks.runOnce()
     const got = receivedFor(event!.id)
     expect(got).toHaveLength(2)
 
+    // Each delivery keeps the bytes it sent, in its endpoint's format.
+    const stored = new Map(
+      (
+        await sql<{
+          endpoint_id: string
+          body: string
+        }>`SELECT endpoint_id, body FROM webhook_deliveries WHERE event_id = ${event!.id}`.execute(t.db)
+      ).rows.map((r) => [r.endpoint_id, r.body]),
+    )
     const standard = got.find((r) => !r.headers.signature)!
-    expect(standard.body).toBe(event!.body)
+    expect(standard.body).toBe(stored.get(endpoints.platform!.id))
     const payload = new Webhook(endpoints.platform!.secret).verify(standard.body, standard.headers as Record<string, string>) as {
       data: unknown
     }
@@ -90,6 +106,7 @@ describe('allocation events', () => {
     ).toThrow()
 
     const ekko = got.find((r) => r.headers.signature)!
+    expect(ekko.body).toBe(stored.get(endpoints['merchant-ekko']!.id))
     new Webhook(endpoints['merchant-ekko']!.secret).verify(ekko.body, ekko.headers as Record<string, string>)
     expect(ekko.headers.signature).toBe(createHmac('sha256', merchant.organisationId).update(ekko.body).digest('hex'))
     expect(JSON.parse(ekko.body)).toMatchObject({
@@ -100,7 +117,7 @@ describe('allocation events', () => {
       customerId: 'consumer_123',
       eventType: 'IMPACT_PAYMENT',
       payment: { amount: 0.28, currencyCode: 'GBP', serviceFee: 0.04 },
-      carbon: { unit: 'grams' },
+      carbon: { unit: 'grams', quote: quoteGrams },
     })
     expect(Object.keys(JSON.parse(ekko.body))).toEqual([
       'footprintId',
@@ -160,5 +177,41 @@ describe('allocation events', () => {
     const ekko = got.find((r) => r.headers.signature)!
     expect(JSON.parse(ekko.body)).toMatchObject({ eventType: 'IMPACT_PAYMENT_REVERSAL', payment: { amount: -0.28 } })
     expect(receiver.received.some((r) => r.body.includes(other.organisationId))).toBe(false)
+  })
+
+  it('writes no event row where no endpoint subscribes: the allocation is its own log', async () => {
+    const quiet = await createOrg(t.db)
+    const quote = (await client(t.app, quiet.apiKey).post('/quotes/carbon', floristQuote(quiet.organisationId))).json()
+    const before = await eventCount()
+    const res = await allocate(quiet.apiKey, randomUUID(), quiet.organisationId, () => quote.quoteId)
+    expect(res.statusCode).toBe(201)
+    expect((await client(t.app, quiet.apiKey).post(`/funds/allocations/${res.json().fundsAllocationId}/reverse`)).statusCode).toBe(201)
+    expect(await eventCount()).toBe(before)
+  })
+
+  it("renders a body once: a retry sends the same bytes even after the record's organisation changed", async () => {
+    const allocation = (await allocate()).json()
+    const [event] = (
+      await sql<{ id: string }>`SELECT id FROM webhook_events WHERE source_id = ${allocation.fundsAllocationId}`.execute(t.db)
+    ).rows
+    const toPlatform = () => receivedFor(event!.id).filter((r) => r.path.endsWith('/platform'))
+    const deliverUntil = async (count: number) => {
+      for (let i = 0; i < 5 && toPlatform().length < count; i++) await t.app.webhooks.runOnce()
+    }
+    await deliverUntil(1)
+    const [first] = toPlatform()
+    expect(first).toBeDefined()
+    await sql`UPDATE organisations SET organisation_reference = 'renamed-after-the-event' WHERE id = ${merchant.organisationId}`.execute(
+      t.db,
+    )
+    const { rows } = await sql<{ id: string }>`
+      SELECT d.id FROM webhook_deliveries d WHERE d.event_id = ${event!.id} AND d.endpoint_id = ${endpoints.platform!.id}`.execute(t.db)
+    const retried = await client(t.app, platform.apiKey).post(`/v3/webhook-endpoints/deliveries/${rows[0]!.id}/retry`)
+    expect(retried.statusCode).toBe(202)
+    await deliverUntil(2)
+    const sent = toPlatform()
+    expect(sent).toHaveLength(2)
+    expect(sent[1]!.body).toBe(first!.body)
+    expect(sent[1]!.body).not.toContain('renamed-after-the-event')
   })
 })

@@ -1,8 +1,7 @@
 // What happened around one allocation, for the Hub's record detail: its reversal, and the webhook deliveries
-// of its events. An event has no column naming its allocation: it is found by what the allocation's INSERT wrote with
-// it (src/db/repositories/webhooks.ts, eventCtes): the same organisation and instant (webhook_events' (organisation_id,
-// created_at) index), one of the allocation event types, and a body naming the allocation.
-import { sql, type Kysely } from 'kysely'
+// of its events. An event names the record it announces (webhook_events.source_id, indexed): the allocation's id or
+// its reversal's.
+import type { Kysely } from 'kysely'
 import type { Database } from '../database.js'
 
 /** The reversal of an allocation, if it was reversed: its id and time. */
@@ -31,12 +30,12 @@ export interface AllocationDeliveryRow {
   createdAt: Date
 }
 
-/** The deliveries of the events written with an allocation (at `createdAt`) and its reversal (at `reversedAt`). */
+/** The deliveries of the events of an allocation and of its reversal (when it has one). */
 export async function findDeliveriesOfAllocation(
   db: Kysely<Database>,
-  allocation: { id: string; organisationId: string; createdAt: Date; reversedAt: Date | null },
+  allocation: { id: string; reversalId: string | null },
 ): Promise<AllocationDeliveryRow[]> {
-  const times = allocation.reversedAt ? [allocation.createdAt, allocation.reversedAt] : [allocation.createdAt]
+  const sources = allocation.reversalId ? [allocation.id, allocation.reversalId] : [allocation.id]
   const rows = await db
     .selectFrom('webhook_events as e')
     .innerJoin('webhook_deliveries as d', 'd.event_id', 'e.id')
@@ -72,10 +71,7 @@ export async function findDeliveriesOfAllocation(
           .limit(1)
           .as('last_error'),
     ])
-    .where('e.organisation_id', '=', allocation.organisationId)
-    .where('e.created_at', 'in', times)
-    .where('e.type', 'in', ['allocation.created', 'allocation.reversed'])
-    .where(sql<boolean>`strpos(e.body, ${`"fundsAllocationId":"${allocation.id}"`}) > 0`)
+    .where('e.source_id', 'in', sources)
     .orderBy('d.created_at')
     .orderBy('e.type')
     .orderBy('d.id')

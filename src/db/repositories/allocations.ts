@@ -16,7 +16,7 @@ import type {
   StoredProfitShareLine,
   TaxReceiptPayload,
 } from '../database.js'
-import { insertWithEvents, type WebhookEventDraft } from './webhooks.js'
+import { insertWithEvents, type RecordEventDraft } from './webhooks.js'
 
 export interface Allocation {
   id: string
@@ -243,7 +243,7 @@ export async function findAllocationsByKeys(
  */
 export async function insertAllocations(
   db: Kysely<Database>,
-  items: readonly { allocation: Allocation; event: WebhookEventDraft }[],
+  items: readonly { allocation: Allocation; event: RecordEventDraft }[],
 ): Promise<boolean[]> {
   if (items.length === 0) return []
   const insert = db
@@ -255,7 +255,7 @@ export async function insertAllocations(
     await insertWithEvents(
       db,
       insert,
-      items.map((i) => ({ sourceId: i.allocation.id, event: i.event })),
+      items.map((i) => i.event),
       partnerRows('allocations'),
     ),
   )
@@ -271,7 +271,7 @@ export async function insertAllocationWithReceipt(
   db: Kysely<Database>,
   allocation: Allocation,
   receipt: NewTaxReceipt,
-  event: WebhookEventDraft,
+  event: RecordEventDraft,
 ): Promise<boolean> {
   const insert = db
     .insertInto('allocations')
@@ -285,12 +285,7 @@ export async function insertAllocationWithReceipt(
         ${JSON.stringify(receipt.payload)}::jsonb, 'pending', 0, ${allocation.createdAt}::timestamptz, ${allocation.createdAt}::timestamptz
       FROM written w
     )`
-  const written = await insertWithEvents(
-    db,
-    insert,
-    [{ sourceId: allocation.id, event }],
-    sql.join([receiptRow, partnerRows('allocations')]),
-  )
+  const written = await insertWithEvents(db, insert, [event], sql.join([receiptRow, partnerRows('allocations')]))
   return written.length === 1
 }
 
@@ -304,7 +299,7 @@ export async function findAllocationById(db: Kysely<Database>, id: string): Prom
  * it. One statement: what the reversal's record is filtered by (tree, consumer reference) is copied from its
  * allocation by the INSERT, and the event and its partner rows are written from its RETURNING.
  */
-export async function insertReversal(db: Kysely<Database>, reversal: Reversal, event: WebhookEventDraft): Promise<boolean> {
+export async function insertReversal(db: Kysely<Database>, reversal: Reversal, event: RecordEventDraft): Promise<boolean> {
   const insert = db
     .insertInto('allocation_reversals')
     .columns(['id', 'allocation_id', 'organisation_id', 'created_at', 'root_organisation_id', 'consumer_reference'])
@@ -323,7 +318,7 @@ export async function insertReversal(db: Kysely<Database>, reversal: Reversal, e
     )
     .onConflict((oc) => oc.column('allocation_id').doNothing())
     .returning(['id', 'allocation_id', 'root_organisation_id', 'organisation_id', 'created_at'])
-  const written = await insertWithEvents(db, insert, [{ sourceId: reversal.id, event }], partnerRows('reversals'))
+  const written = await insertWithEvents(db, insert, [event], partnerRows('reversals'))
   return written.length === 1
 }
 

@@ -228,14 +228,20 @@ export async function explainImpactRecords(db: Kysely<Database>, page: ImpactRec
 
 /** One record by its id (an allocation id or a reversal id), with the organisation it belongs to. */
 export async function findImpactRecordById(db: Kysely<Database>, id: string): Promise<StoredImpactRecord | undefined> {
+  return (await findImpactRecordsByIds(db, [id]))[0]
+}
+
+/** The records of these ids (allocation or reversal ids), in no particular order; unknown ids are left out. */
+export async function findImpactRecordsByIds(db: Kysely<Database>, ids: readonly string[]): Promise<StoredImpactRecord[]> {
+  if (ids.length === 0) return []
   const { rows } = await sql<RecordRow>`
     SELECT a.id AS record_id, a.created_at::text AS position_time, NULL::uuid AS reversal_id, NULL::float8 AS reversal_created_at,
            ${ALLOCATION_COLUMNS}
-    FROM allocations a WHERE a.id = ${id}::uuid
+    FROM allocations a WHERE a.id = ANY(${[...ids]}::uuid[])
     UNION ALL
     SELECT r.id, r.created_at::text, r.id, (extract(epoch FROM r.created_at) * 1000)::float8, ${ALLOCATION_COLUMNS}
-    FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id WHERE r.id = ${id}::uuid`.execute(db)
-  return rows[0] && recordFromRow(rows[0])
+    FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id WHERE r.id = ANY(${[...ids]}::uuid[])`.execute(db)
+  return rows.map(recordFromRow)
 }
 
 /** Where a record sits in the stream (for a cursor), with its organisation and tree; undefined when unknown. */

@@ -20,7 +20,7 @@ export interface WebhookEndpoint {
   updatedAt: Date
 }
 
-/** An event ready to be written: the exact bodies that will be signed and sent. */
+/** A test event ready to be written: the exact bodies that will be signed and sent. */
 export interface WebhookEventDraft {
   id: string
   organisationId: string
@@ -28,6 +28,21 @@ export interface WebhookEventDraft {
   body: string
   /** The ekko-format body (null: ekko-format endpoints get `body`). */
   ekkoBody: string | null
+  createdAt: Date
+}
+
+/**
+ * The event of an allocation or a reversal, written with it: what its body is rendered from when its first delivery is
+ * claimed (the record, by `sourceId`; the quote's footprint, which the ledger does not keep).
+ */
+export interface RecordEventDraft {
+  id: string
+  organisationId: string
+  type: string
+  /** The allocation's or the reversal's id. */
+  sourceId: string
+  /** The quote's footprint in grams CO2e, a decimal string (null: the quote had no carbon footprint). */
+  quoteCo2eGrams: string | null
   createdAt: Date
 }
 
@@ -179,26 +194,21 @@ export async function rotateSecret(
     .execute()
 }
 
-const draftRow = (e: WebhookEventDraft, sourceId: string) =>
-  sql`(${e.id}::uuid, ${sourceId}::uuid, ${e.organisationId}::uuid, ${e.type}::text, ${e.body}::text, ${e.ekkoBody}::text, ${e.createdAt}::timestamptz)`
+const draftRow = (e: RecordEventDraft) =>
+  sql`(${e.id}::uuid, ${e.sourceId}::uuid, ${e.organisationId}::uuid, ${e.type}::text, ${e.quoteCo2eGrams}::numeric, ${e.createdAt}::timestamptz)`
 
 /**
  * The CTEs that write events and their deliveries in the statement that writes their source rows. `written`
  * names a CTE returning the ids of the source rows actually written (allocations or reversals): an event is
  * written only with its source row, so a replay or a conflict writes none. Each event gets one delivery per
- * enabled endpoint of its organisation or of an ancestor that subscribes to its type. Must follow
+ * enabled endpoint of its organisation or of an ancestor that subscribes to its type, and an event no endpoint
+ * subscribes to is not written at all: the record itself is the log, and nobody would be sent it. Must follow
  * `WITH RECURSIVE`. Raw SQL: data-modifying CTEs over a VALUES list and a recursive walk up the tree.
  */
-export function eventCtes(written: string, events: readonly { sourceId: string; event: WebhookEventDraft }[]): RawBuilder<unknown> {
+export function eventCtes(written: string, events: readonly RecordEventDraft[]): RawBuilder<unknown> {
   return sql`
-    event_drafts (id, source_id, organisation_id, type, body, ekko_body, created_at) AS (
-      VALUES ${sql.join(events.map((e) => draftRow(e.event, e.sourceId)))}
-    ),
-    written_events AS (
-      INSERT INTO webhook_events (id, organisation_id, type, body, ekko_body, created_at)
-      SELECT d.id, d.organisation_id, d.type, d.body, d.ekko_body, d.created_at
-      FROM event_drafts d JOIN ${sql.table(written)} w ON w.id = d.source_id
-      RETURNING id, organisation_id, type, created_at
+    event_drafts (id, source_id, organisation_id, type, quote_co2e_grams, created_at) AS (
+      VALUES ${sql.join(events.map(draftRow))}
     ),
     event_ancestry (organisation_id, ancestor_id) AS (
       SELECT organisation_id, organisation_id FROM event_drafts
@@ -206,13 +216,24 @@ export function eventCtes(written: string, events: readonly { sourceId: string; 
       SELECT a.organisation_id, o.parent_id FROM event_ancestry a JOIN organisations o ON o.id = a.ancestor_id
       WHERE o.parent_id IS NOT NULL
     ),
+    event_targets AS (
+      SELECT d.id AS event_id, ep.id AS endpoint_id, d.created_at
+      FROM event_drafts d
+      JOIN ${sql.table(written)} w ON w.id = d.source_id
+      JOIN event_ancestry a ON a.organisation_id = d.organisation_id
+      JOIN webhook_endpoints ep ON ep.organisation_id = a.ancestor_id
+      WHERE ep.status = 'enabled' AND ep.enabled_events && ARRAY['*', d.type]
+    ),
+    written_events AS (
+      INSERT INTO webhook_events (id, organisation_id, type, source_id, quote_co2e_grams, created_at)
+      SELECT d.id, d.organisation_id, d.type, d.source_id, d.quote_co2e_grams, d.created_at
+      FROM event_drafts d WHERE d.id IN (SELECT event_id FROM event_targets)
+      RETURNING id
+    ),
     written_deliveries AS (
       INSERT INTO webhook_deliveries (id, event_id, endpoint_id, next_attempt_at, created_at)
-      SELECT gen_random_uuid(), e.id, ep.id, e.created_at, e.created_at
-      FROM written_events e
-      JOIN event_ancestry a ON a.organisation_id = e.organisation_id
-      JOIN webhook_endpoints ep ON ep.organisation_id = a.ancestor_id
-      WHERE ep.status = 'enabled' AND ep.enabled_events && ARRAY['*', e.type]
+      SELECT gen_random_uuid(), t.event_id, t.endpoint_id, t.created_at, t.created_at
+      FROM event_targets t JOIN written_events e ON e.id = t.event_id
       RETURNING id
     )`
 }
@@ -224,7 +245,7 @@ export function eventCtes(written: string, events: readonly { sourceId: string; 
 export async function insertWithEvents(
   db: Kysely<Database>,
   insert: OperationNodeSource,
-  events: readonly { sourceId: string; event: WebhookEventDraft }[],
+  events: readonly RecordEventDraft[],
   alsoWith?: RawBuilder<unknown>,
 ): Promise<string[]> {
   const extra = alsoWith ? sql`${alsoWith},` : sql``
@@ -270,8 +291,13 @@ export interface ClaimedDelivery {
   manual: boolean
   url: string
   format: 'standard' | 'ekko'
-  /** The body this endpoint's format sends (ekko's when there is one, else the standard body). */
-  body: string
+  /**
+   * The bytes this delivery sends: stored on it once rendered, or the event's own body for this endpoint's format
+   * (ekko's when there is one, else the standard body); null until a record's event is first rendered (`toRender`).
+   */
+  body: string | null
+  /** What a record's event is rendered from; null for an event that carries its body. */
+  toRender: { sourceId: string; quoteCo2eGrams: string | null } | null
   /** The secrets that sign it, newest first. */
   secrets: string[]
 }
@@ -291,7 +317,9 @@ export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseU
     manual: boolean
     type: string
     organisation_id: string
-    body: string
+    body: string | null
+    source_id: string | null
+    quote_co2e_grams: string | null
     url: string
     format: 'standard' | 'ekko'
     secrets: string[]
@@ -305,10 +333,11 @@ export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseU
         LIMIT ${limit}
         FOR UPDATE OF d SKIP LOCKED
       )
-      RETURNING id, event_id, endpoint_id, attempts, manual
+      RETURNING id, event_id, endpoint_id, attempts, manual, body
     )
     SELECT c.id, c.event_id, c.endpoint_id, c.attempts, c.manual, e.type, e.organisation_id, ep.url, ep.format,
-      CASE WHEN ep.format = 'ekko' AND e.ekko_body IS NOT NULL THEN e.ekko_body ELSE e.body END AS body,
+      COALESCE(c.body, CASE WHEN ep.format = 'ekko' AND e.ekko_body IS NOT NULL THEN e.ekko_body ELSE e.body END) AS body,
+      e.source_id, e.quote_co2e_grams,
       ARRAY(
         SELECT s.secret FROM webhook_endpoint_secrets s
         WHERE s.endpoint_id = ep.id AND (s.expires_at IS NULL OR s.expires_at > ${now})
@@ -327,8 +356,27 @@ export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseU
     url: r.url,
     format: r.format,
     body: r.body,
+    toRender: r.body === null && r.source_id !== null ? { sourceId: r.source_id, quoteCo2eGrams: r.quote_co2e_grams } : null,
     secrets: r.secrets,
   }))
+}
+
+/**
+ * Stores each delivery's rendered body unless one is stored already, and returns the stored ones: the bytes every
+ * later attempt sends. Raw SQL: UPDATE … FROM a VALUES list.
+ */
+export async function storeDeliveryBodies(
+  db: Kysely<Database>,
+  bodies: readonly { deliveryId: string; body: string }[],
+): Promise<Map<string, string>> {
+  if (bodies.length === 0) return new Map()
+  const rows = bodies.map(({ deliveryId, body }) => sql`(${deliveryId}::uuid, ${body}::text)`)
+  const result = await sql<{ id: string; body: string }>`
+    UPDATE webhook_deliveries d SET body = COALESCE(d.body, r.body)
+    FROM (VALUES ${sql.join(rows)}) AS r (id, body)
+    WHERE d.id = r.id
+    RETURNING d.id, d.body`.execute(db)
+  return new Map(result.rows.map((r) => [r.id, r.body]))
 }
 
 /** Gives claimed deliveries back (not attempted after all): due again at once, the claim not counted. */

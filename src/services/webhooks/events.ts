@@ -1,10 +1,15 @@
-// The events of allocations and reversals: built before the write (ids and times are known), stored by the same
-// statement as their allocation or reversal, and sent byte for byte as built here (docs/webhooks.md).
+// The events of allocations and reversals: a small row written by the same statement as their allocation or reversal
+// (only when an endpoint subscribes), and a body rendered from the record at the first claim of each delivery, stored
+// with it and sent byte for byte on every attempt (docs/webhooks.md).
 import { Decimal } from '../../domain/money.js'
-import type { WebhookEventDraft } from '../../db/repositories/webhooks.js'
+import type { Kysely } from 'kysely'
+import type { Database } from '../../db/database.js'
+import { findImpactRecordsByIds } from '../../db/repositories/impact-records.js'
+import { storeDeliveryBodies, type ClaimedDelivery, type RecordEventDraft } from '../../db/repositories/webhooks.js'
 import type { ImpactAmounts, ImpactLineAmounts, ImpactRecord } from '../../domain/impact-record.js'
 import type { Footprint } from '../../domain/types.js'
 import { ekkoEventBody, standardEventBody, type EventType } from '../../domain/webhooks.js'
+import { impactRecordOf } from '../reconciliation.js'
 
 /** Wakes this process's webhook worker once events are committed. */
 export interface WebhookWake {
@@ -53,15 +58,37 @@ export function impactRecordData(r: ImpactRecord): Record<string, unknown> {
   }
 }
 
-/** The event of an allocation (`allocation.created`) or of its reversal (`allocation.reversed`), both bodies built. */
-export function impactEvent(options: { id: string; type: EventType; record: ImpactRecord; footprint: Footprint }): WebhookEventDraft {
+/**
+ * The event of an allocation (`allocation.created`) or of its reversal (`allocation.reversed`), as written with it: a
+ * small row naming the record. Its body is rendered from the record when its first delivery is claimed.
+ */
+export function recordEvent(options: {
+  id: string
+  type: EventType
+  organisationId: string
+  sourceId: string
+  createdAt: Date
+  footprint: Footprint
+}): RecordEventDraft {
+  const { footprint, ...event } = options
+  return { ...event, quoteCo2eGrams: footprint.kind === 'carbon' ? footprint.co2eGrams : null }
+}
+
+/** Both bodies of a record's event, exactly as sent: the standard one and ekko's. */
+export function impactEventBodies(options: {
+  id: string
+  type: EventType
+  record: ImpactRecord
+  /** The quote's footprint in grams CO2e (null: none). */
+  quoteCo2eGrams: string | null
+}): { standard: string; ekko: string } {
   const { id, type, record } = options
   const timestamp = new Date(record.fundsDateTime)
   const organisationId = record.fundsOrganisationId
-  const body = standardEventBody({ id, type, timestamp, organisationId, data: impactRecordData(record) })
+  const standard = standardEventBody({ id, type, timestamp, organisationId, data: impactRecordData(record) })
   // Grams of CO2e bought as credits (negative in a reversal, like every amount of its record).
   const compensated = record.credits.reduce((sum, c) => sum.plus(c.quantityTonnes), new Decimal(0)).times(1_000_000)
-  const ekkoBody = ekkoEventBody({
+  const ekko = ekkoEventBody({
     eventType: type,
     organisationId,
     timestamp,
@@ -73,9 +100,35 @@ export function impactEvent(options: { id: string; type: EventType; record: Impa
       serviceFee: Number(record.amounts.serviceFee),
     },
     carbon: {
-      quote: options.footprint.kind === 'carbon' ? Number(options.footprint.co2eGrams) : 0,
+      quote: options.quoteCo2eGrams === null ? 0 : Number(options.quoteCo2eGrams),
       compensated: Number(compensated.toDecimalPlaces(1)),
     },
   })
-  return { id, organisationId, type, body, ekkoBody, createdAt: timestamp }
+  return { standard, ekko }
+}
+
+const isRecordEventType = (type: string): type is EventType => type === 'allocation.created' || type === 'allocation.reversed'
+
+/**
+ * Claimed deliveries with their bodies: a record's event claimed for the first time gets its body rendered from the
+ * record, in the endpoint's format, and stored on the delivery (the first stored wins: a delivery claimed twice, its
+ * lease having expired, sends the same bytes). A delivery whose record cannot be read keeps a null body.
+ */
+export async function withRenderedBodies(db: Kysely<Database>, claimed: ClaimedDelivery[]): Promise<ClaimedDelivery[]> {
+  const toRender = claimed.filter((d) => d.body === null && d.toRender !== null && isRecordEventType(d.eventType))
+  if (toRender.length === 0) return claimed
+  const stored = await findImpactRecordsByIds(db, [...new Set(toRender.map((d) => d.toRender?.sourceId ?? ''))])
+  const records = new Map(stored.map((r) => [r.id, impactRecordOf(r)]))
+  const rendered: { deliveryId: string; body: string }[] = []
+  for (const d of toRender) {
+    const record = d.toRender && records.get(d.toRender.sourceId)
+    if (!record || !d.toRender || !isRecordEventType(d.eventType)) continue
+    const bodies = impactEventBodies({ id: d.eventId, type: d.eventType, record, quoteCo2eGrams: d.toRender.quoteCo2eGrams })
+    rendered.push({ deliveryId: d.id, body: d.format === 'ekko' ? bodies.ekko : bodies.standard })
+  }
+  const bodies = await storeDeliveryBodies(db, rendered)
+  return claimed.map((d) => {
+    const body = bodies.get(d.id)
+    return body === undefined ? d : { ...d, body }
+  })
 }

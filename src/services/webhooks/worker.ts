@@ -23,6 +23,7 @@ import { DISABLE_AFTER_FAILING_MS, outcomeOfStatus, parseRetryAfter, retryDelayM
 import { newId } from '../../ids.js'
 import type { Metrics } from '../../metrics.js'
 import type { PostWebhook, WebhookResponse } from './http-client.js'
+import { withRenderedBodies } from './events.js'
 import { ekkoSignature, standardSignature } from './signing.js'
 
 export interface WebhookWorkerOptions {
@@ -115,7 +116,8 @@ export class WebhookWorker {
 
   private async claim(limit: number): Promise<ClaimedDelivery[]> {
     const now = this.options.clock()
-    return claimDueDeliveries(this.options.db, now, new Date(now.getTime() + this.options.leaseMs), limit)
+    const claimed = await claimDueDeliveries(this.options.db, now, new Date(now.getTime() + this.options.leaseMs), limit)
+    return withRenderedBodies(this.options.db, claimed)
   }
 
   /** Starts queued deliveries while fewer than `concurrency` are in flight. */
@@ -213,6 +215,7 @@ export class WebhookWorker {
   async deliver(delivery: ClaimedDelivery): Promise<void> {
     const { clock, metrics } = this.options
     const { body } = delivery
+    if (body === null) return this.unrenderable(delivery)
     const attemptedAt = clock()
     const started = performance.now()
     let response: WebhookResponse | undefined
@@ -236,6 +239,32 @@ export class WebhookWorker {
     }
     if (outcome.kind === 'succeeded') return this.recordSuccess({ deliveryId: delivery.id, endpointId: delivery.endpointId, attempt })
     await this.record(delivery, attempt, response)
+  }
+
+  /**
+   * An event whose record cannot be read (never expected: the ledger is never deleted) cannot be sent: the delivery
+   * fails for good with the reason in its attempt, rather than retrying for days and disabling a healthy endpoint.
+   */
+  private async unrenderable(delivery: ClaimedDelivery): Promise<void> {
+    const { db, clock, log, metrics } = this.options
+    const now = clock()
+    metrics.webhookAttempt('error')
+    log.error({ deliveryId: delivery.id, eventId: delivery.eventId }, 'webhook event could not be rendered: its record was not found')
+    const attempt: WebhookAttempt = {
+      id: newId(),
+      attemptedAt: now,
+      durationMs: 0,
+      statusCode: null,
+      error: 'the event could not be rendered: its record was not found',
+      responseBody: null,
+    }
+    await db
+      .transaction()
+      .execute(async (trx) => {
+        await insertAttempt(trx, delivery.id, attempt)
+        await settleDelivery(trx, delivery.id, now, { status: 'failed' })
+      })
+      .catch((e: unknown) => log.warn({ err: e, deliveryId: delivery.id }, 'webhook attempt could not be recorded'))
   }
 
   /** Successes wait a moment to be recorded together (one statement for many). */
