@@ -21,7 +21,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   )
   await sql`DROP INDEX webhook_events_organisation_id_created_at_idx`.execute(db)
   await sql`CREATE INDEX webhook_events_source_id_idx ON webhook_events (source_id)`.execute(db)
-  await sql`ALTER TABLE webhook_deliveries ADD COLUMN body text`.execute(db)
+  // The body is stored with the format it was rendered in: an endpoint switched to another format gets it re-rendered.
+  await sql`ALTER TABLE webhook_deliveries ADD COLUMN body text, ADD COLUMN body_format text CHECK (body_format IN ('standard', 'ekko'))`.execute(
+    db,
+  )
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
@@ -30,7 +33,7 @@ export async function down(db: Kysely<any>): Promise<void> {
   if ((missing.rows[0]?.n ?? 0) > 0) {
     throw new Error('webhook events without a stored body exist: this migration cannot be undone on this database')
   }
-  await sql`ALTER TABLE webhook_deliveries DROP COLUMN body`.execute(db)
+  await sql`ALTER TABLE webhook_deliveries DROP COLUMN body, DROP COLUMN body_format`.execute(db)
   await sql`DROP INDEX webhook_events_source_id_idx`.execute(db)
   await sql`CREATE INDEX webhook_events_organisation_id_created_at_idx ON webhook_events (organisation_id, created_at)`.execute(db)
   await sql`ALTER TABLE webhook_events DROP CONSTRAINT webhook_events_body_or_source`.execute(db)

@@ -411,6 +411,8 @@ export interface WebhookDeliveriesTable {
   last_attempt_at: Date | null
   /** What this delivery sends, byte for byte: rendered at its first claim, or null until then. */
   body: ColumnType<string | null, string | null | undefined, string | null>
+  /** The format `body` was rendered in (an endpoint switched to another format gets it rendered again). */
+  body_format: ColumnType<'standard' | 'ekko' | null, 'standard' | 'ekko' | null | undefined, 'standard' | 'ekko' | null>
   created_at: Date
 }
 

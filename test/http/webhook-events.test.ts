@@ -213,5 +213,21 @@ describe('allocation events', () => {
     expect(sent).toHaveLength(2)
     expect(sent[1]!.body).toBe(first!.body)
     expect(sent[1]!.body).not.toContain('renamed-after-the-event')
+
+    // The endpoint switches to ekko's format: the next attempt is rendered (and stored) in that format.
+    const patched = await client(t.app, platform.apiKey).patch(`/v3/webhook-endpoints/${endpoints.platform!.id}`, { format: 'ekko' })
+    expect(patched.statusCode).toBe(200)
+    try {
+      expect((await client(t.app, platform.apiKey).post(`/v3/webhook-endpoints/deliveries/${rows[0]!.id}/retry`)).statusCode).toBe(202)
+      await deliverUntil(3)
+      const third = toPlatform()[2]!
+      expect(JSON.parse(third.body)).toMatchObject({ footprintId: quoteId, eventType: 'IMPACT_PAYMENT' })
+      expect(third.headers.signature).toBeDefined()
+      const { rows: stored } = await sql<{ body: string; body_format: string }>`
+        SELECT body, body_format FROM webhook_deliveries WHERE id = ${rows[0]!.id}`.execute(t.db)
+      expect(stored[0]).toEqual({ body: third.body, body_format: 'ekko' })
+    } finally {
+      await client(t.app, platform.apiKey).patch(`/v3/webhook-endpoints/${endpoints.platform!.id}`, { format: 'standard' })
+    }
   })
 })

@@ -292,8 +292,9 @@ export interface ClaimedDelivery {
   url: string
   format: 'standard' | 'ekko'
   /**
-   * The bytes this delivery sends: stored on it once rendered, or the event's own body for this endpoint's format
-   * (ekko's when there is one, else the standard body); null until a record's event is first rendered (`toRender`).
+   * The bytes this delivery sends: stored on it once rendered in this endpoint's format, or the event's own body for
+   * that format (ekko's when there is one, else the standard body); null while a record's event has no body in that
+   * format yet (`toRender`).
    */
   body: string | null
   /** What a record's event is rendered from; null for an event that carries its body. */
@@ -333,10 +334,11 @@ export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseU
         LIMIT ${limit}
         FOR UPDATE OF d SKIP LOCKED
       )
-      RETURNING id, event_id, endpoint_id, attempts, manual, body
+      RETURNING id, event_id, endpoint_id, attempts, manual, body, body_format
     )
     SELECT c.id, c.event_id, c.endpoint_id, c.attempts, c.manual, e.type, e.organisation_id, ep.url, ep.format,
-      COALESCE(c.body, CASE WHEN ep.format = 'ekko' AND e.ekko_body IS NOT NULL THEN e.ekko_body ELSE e.body END) AS body,
+      CASE WHEN c.body_format = ep.format THEN c.body
+           WHEN ep.format = 'ekko' AND e.ekko_body IS NOT NULL THEN e.ekko_body ELSE e.body END AS body,
       e.source_id, e.quote_co2e_grams,
       ARRAY(
         SELECT s.secret FROM webhook_endpoint_secrets s
@@ -362,18 +364,19 @@ export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseU
 }
 
 /**
- * Stores each delivery's rendered body unless one is stored already, and returns the stored ones: the bytes every
- * later attempt sends. Raw SQL: UPDATE … FROM a VALUES list.
+ * Stores each delivery's rendered body unless one in that format is stored already, and returns the stored ones: the
+ * bytes every later attempt sends. Raw SQL: UPDATE … FROM a VALUES list.
  */
 export async function storeDeliveryBodies(
   db: Kysely<Database>,
-  bodies: readonly { deliveryId: string; body: string }[],
+  bodies: readonly { deliveryId: string; format: 'standard' | 'ekko'; body: string }[],
 ): Promise<Map<string, string>> {
   if (bodies.length === 0) return new Map()
-  const rows = bodies.map(({ deliveryId, body }) => sql`(${deliveryId}::uuid, ${body}::text)`)
+  const rows = bodies.map(({ deliveryId, format, body }) => sql`(${deliveryId}::uuid, ${format}::text, ${body}::text)`)
   const result = await sql<{ id: string; body: string }>`
-    UPDATE webhook_deliveries d SET body = COALESCE(d.body, r.body)
-    FROM (VALUES ${sql.join(rows)}) AS r (id, body)
+    UPDATE webhook_deliveries d
+    SET body = CASE WHEN d.body_format = r.format THEN d.body ELSE r.body END, body_format = r.format
+    FROM (VALUES ${sql.join(rows)}) AS r (id, format, body)
     WHERE d.id = r.id
     RETURNING d.id, d.body`.execute(db)
   return new Map(result.rows.map((r) => [r.id, r.body]))

@@ -110,21 +110,22 @@ export function impactEventBodies(options: {
 const isRecordEventType = (type: string): type is EventType => type === 'allocation.created' || type === 'allocation.reversed'
 
 /**
- * Claimed deliveries with their bodies: a record's event claimed for the first time gets its body rendered from the
- * record, in the endpoint's format, and stored on the delivery (the first stored wins: a delivery claimed twice, its
- * lease having expired, sends the same bytes). A delivery whose record cannot be read keeps a null body.
+ * Claimed deliveries with their bodies: a record's event claimed for the first time (or for the first time since its
+ * endpoint changed format) gets its body rendered from the record, in the endpoint's format, and stored on the
+ * delivery (the first stored wins: a delivery claimed twice, its lease having expired, sends the same bytes). A
+ * delivery whose record cannot be read keeps a null body.
  */
 export async function withRenderedBodies(db: Kysely<Database>, claimed: ClaimedDelivery[]): Promise<ClaimedDelivery[]> {
   const toRender = claimed.filter((d) => d.body === null && d.toRender !== null && isRecordEventType(d.eventType))
   if (toRender.length === 0) return claimed
   const stored = await findImpactRecordsByIds(db, [...new Set(toRender.map((d) => d.toRender?.sourceId ?? ''))])
   const records = new Map(stored.map((r) => [r.id, impactRecordOf(r)]))
-  const rendered: { deliveryId: string; body: string }[] = []
+  const rendered: { deliveryId: string; format: 'standard' | 'ekko'; body: string }[] = []
   for (const d of toRender) {
     const record = d.toRender && records.get(d.toRender.sourceId)
     if (!record || !d.toRender || !isRecordEventType(d.eventType)) continue
     const bodies = impactEventBodies({ id: d.eventId, type: d.eventType, record, quoteCo2eGrams: d.toRender.quoteCo2eGrams })
-    rendered.push({ deliveryId: d.id, body: d.format === 'ekko' ? bodies.ekko : bodies.standard })
+    rendered.push({ deliveryId: d.id, format: d.format, body: d.format === 'ekko' ? bodies.ekko : bodies.standard })
   }
   const bodies = await storeDeliveryBodies(db, rendered)
   return claimed.map((d) => {
