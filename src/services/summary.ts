@@ -5,7 +5,6 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import {
-  findGroupLabels,
   findRolledUntil,
   findTreeOrganisationIds,
   readSummaries,
@@ -134,9 +133,10 @@ export async function summariseAllocations(deps: SummaryDeps, principal: Princip
   } else if (groupBy === 'currency') {
     groups = [...grouped].map(([currency, parts]) => ({ key: currency, totals: parts })).sort(byKey)
   } else {
-    const kind = groupBy === 'organisation' ? 'organisation' : dimension === 'partner' ? 'partner' : 'project'
-    const labels = await findGroupLabels(deps.db, kind, [...grouped.keys()])
-    groups = [...grouped].map(([id, parts]) => ({ key: id, ...labelFields(labels.get(id), kind === 'project'), totals: parts })).sort(byKey)
+    // Each row carries its key's label, read in the summary's own statement.
+    const labels = new Map((results[0] ?? []).map((row) => [row.key, row.label]))
+    const withCountry = groupBy === 'project'
+    groups = [...grouped].map(([id, parts]) => ({ key: id, ...labelFields(labels.get(id), withCountry), totals: parts })).sort(byKey)
   }
   return { from, to, timeZone, groupBy, totals, groups }
 }
