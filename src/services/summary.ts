@@ -66,8 +66,14 @@ const byKey = <T extends { key: string }>(a: T, b: T) => (a.key < b.key ? -1 : a
 /** Rows of one read, per key: that key's totals per currency. */
 function totalsByKey(rows: readonly { key: string; totals: CurrencyTotals }[]): Map<string, CurrencyTotals[]> {
   const grouped = new Map<string, CurrencyTotals[]>()
-  for (const row of rows) grouped.set(row.key, [...(grouped.get(row.key) ?? []), row.totals])
-  return new Map([...grouped].map(([key, parts]) => [key, sumByCurrency(parts)]))
+  for (const row of rows) {
+    const parts = grouped.get(row.key)
+    if (parts) parts.push(row.totals)
+    else grouped.set(row.key, [row.totals])
+  }
+  // A read has one row per key and currency, so most keys need no adding up: only ordering, when several currencies.
+  for (const [key, parts] of grouped) if (parts.length > 1) grouped.set(key, sumByCurrency(parts))
+  return grouped
 }
 
 /**
