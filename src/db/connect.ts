@@ -14,6 +14,7 @@ import {
 import pg from 'pg'
 import type { Database } from './database.js'
 import { isTransientConnectError } from './failures.js'
+import { preparedName } from './prepared.js'
 import { ReadRouter } from './replica.js'
 import { probeReplica } from './repositories/replication.js'
 
@@ -108,7 +109,10 @@ function boundedClient(client: pg.PoolClient, timeoutMs: number): PostgresPoolCl
       }, timeoutMs)
     })
     // The race also handles a late rejection of the abandoned statement (its connection is destroyed).
-    const answered = client.query(sql, parameters as unknown[]) as unknown as Promise<PostgresQueryResult<R>>
+    const name = preparedName(sql)
+    const answered = (name === undefined
+      ? client.query(sql, parameters as unknown[])
+      : client.query({ name, text: sql, values: parameters as unknown[] })) as unknown as Promise<PostgresQueryResult<R>>
     return Promise.race([answered, expired]).finally(() => clearTimeout(timer))
   }
   return {

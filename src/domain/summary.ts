@@ -207,15 +207,40 @@ export function addTotals(a: CurrencyTotals, b: CurrencyTotals): CurrencyTotals 
   }
 }
 
+/** sum += part, in place, for a sum no one else holds (sumByCurrency's own). */
+function addInto(sum: CurrencyTotals, part: CurrencyTotals): void {
+  if (sum.currencyCode !== part.currencyCode) throw new RangeError(`cannot add ${part.currencyCode} to ${sum.currencyCode}`)
+  sum.allocations += part.allocations
+  sum.reversals += part.reversals
+  addSectionInto(sum.credits, part.credits)
+  sum.credits.quantityGrams += part.credits.quantityGrams
+  addSectionInto(sum.contributions, part.contributions)
+}
+
+function addSectionInto(sum: SectionTotals, part: SectionTotals): void {
+  sum.impact += part.impact
+  sum.impactTax += part.impactTax
+  sum.serviceFee += part.serviceFee
+  sum.serviceFeeTax += part.serviceFeeTax
+}
+
 /** impact + impactTax + serviceFee + serviceFeeTax. */
 export const sectionTotal = (s: SectionTotals): bigint => s.impact + s.impactTax + s.serviceFee + s.serviceFeeTax
 
 /** Per-currency totals of several parts, one entry per currency, in currency-code order. Never across currencies. */
 export function sumByCurrency(parts: Iterable<CurrencyTotals>): CurrencyTotals[] {
   const byCurrency = new Map<string, CurrencyTotals>()
+  // Sums this call made, added to in place: a year by day adds hundreds of parts, one new object each otherwise.
+  const own = new Set<CurrencyTotals>()
   for (const part of parts) {
     const sum = byCurrency.get(part.currencyCode)
-    byCurrency.set(part.currencyCode, sum ? addTotals(sum, part) : part)
+    if (sum === undefined) byCurrency.set(part.currencyCode, part)
+    else if (own.has(sum)) addInto(sum, part)
+    else {
+      const total = addTotals(sum, part)
+      own.add(total)
+      byCurrency.set(part.currencyCode, total)
+    }
   }
   return [...byCurrency.values()].sort((a, b) => (a.currencyCode < b.currencyCode ? -1 : a.currencyCode > b.currencyCode ? 1 : 0))
 }

@@ -5,7 +5,6 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import {
-  findGroupLabels,
   findRolledUntil,
   findTreeOrganisationIds,
   readSummaries,
@@ -67,8 +66,14 @@ const byKey = <T extends { key: string }>(a: T, b: T) => (a.key < b.key ? -1 : a
 /** Rows of one read, per key: that key's totals per currency. */
 function totalsByKey(rows: readonly { key: string; totals: CurrencyTotals }[]): Map<string, CurrencyTotals[]> {
   const grouped = new Map<string, CurrencyTotals[]>()
-  for (const row of rows) grouped.set(row.key, [...(grouped.get(row.key) ?? []), row.totals])
-  return new Map([...grouped].map(([key, parts]) => [key, sumByCurrency(parts)]))
+  for (const row of rows) {
+    const parts = grouped.get(row.key)
+    if (parts) parts.push(row.totals)
+    else grouped.set(row.key, [row.totals])
+  }
+  // A read has one row per key and currency, so most keys need no adding up: only ordering, when several currencies.
+  for (const [key, parts] of grouped) if (parts.length > 1) grouped.set(key, sumByCurrency(parts))
+  return grouped
 }
 
 /**
@@ -134,9 +139,10 @@ export async function summariseAllocations(deps: SummaryDeps, principal: Princip
   } else if (groupBy === 'currency') {
     groups = [...grouped].map(([currency, parts]) => ({ key: currency, totals: parts })).sort(byKey)
   } else {
-    const kind = groupBy === 'organisation' ? 'organisation' : dimension === 'partner' ? 'partner' : 'project'
-    const labels = await findGroupLabels(deps.db, kind, [...grouped.keys()])
-    groups = [...grouped].map(([id, parts]) => ({ key: id, ...labelFields(labels.get(id), kind === 'project'), totals: parts })).sort(byKey)
+    // Each row carries its key's label, read in the summary's own statement.
+    const labels = new Map((results[0] ?? []).map((row) => [row.key, row.label]))
+    const withCountry = groupBy === 'project'
+    groups = [...grouped].map(([id, parts]) => ({ key: id, ...labelFields(labels.get(id), withCountry), totals: parts })).sort(byKey)
   }
   return { from, to, timeZone, groupBy, totals, groups }
 }

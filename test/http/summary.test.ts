@@ -5,9 +5,11 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_PARTNER_IDS } from '../../src/domain/data/demo-catalogue.js'
 import { readSummaries } from '../../src/db/repositories/allocation-rollups.js'
+import { planPieces, ROLLUP_GRAINS } from '../../src/domain/summary.js'
 import { rebuildRollups, resetRollups, rollUpTo, verifyRollups } from '../../src/services/summary-rollups.js'
 import { client, createTestApp, type TestApp } from '../helpers/app.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
+import { onPostgres } from '../helpers/db.js'
 
 // The summary against the records it sums. Expectations are computed here, independently of src/: from the records that
 // GET /v3/funds/allocations/impact pages through, bucketed with Intl (not luxon) and summed with decimal.js.
@@ -742,6 +744,39 @@ describe('rollups', () => {
     const progress = await rollUpTo(t.db, new Date('2026-12-01T00:00:00Z'), { now: t.clock.now, skipLocked: true })
     expect(progress).toMatchObject({ caughtUp: true, chunks: 0 })
     expect((await state())?.rolled_until?.toISOString()).toBe('2027-01-01T00:00:00.000Z')
+  })
+
+  it.runIf(onPostgres())('runs as one named prepared statement per shape, parsed once per connection (Postgres)', async () => {
+    await rollTo(new Date('2026-11-22T10:00:00Z'))
+    // One connection, so that every read and pg_prepared_statements (per session) see the same one.
+    const handle = await t.database.open(1)
+    try {
+      const from = new Date(TREE_WINDOW.dateTimeFrom)
+      const to = new Date(TREE_WINDOW.dateTimeTo)
+      const reads = (organisations: 'tree' | string[]) => [
+        {
+          rootOrganisationId: parent.organisationId,
+          organisations,
+          dimension: 'partner' as const,
+          key: 'group' as const,
+          pieces: planPieces([{ from, to }], new Date('2026-11-22T10:00:00Z'), ROLLUP_GRAINS.partner.tree),
+        },
+      ]
+      const first = await readSummaries(handle.db, reads('tree'))
+      for (let i = 0; i < 7; i++) expect(await readSummaries(handle.db, reads('tree'))).toEqual(first)
+      // Same shape, other values: the same statement, and the figures of those values.
+      const leafOnly = await readSummaries(handle.db, reads([leaf.organisationId]))
+      expect(leafOnly).not.toEqual(first)
+      const { rows } = await sql<{ name: string; executions: number }>`
+        SELECT name, (generic_plans + custom_plans)::int AS executions FROM pg_prepared_statements
+        WHERE name LIKE 'canopy\\_%' ORDER BY executions DESC`.execute(handle.db)
+      expect(rows.map((r) => r.executions)).toEqual([8, 1])
+      // Partner rows come with their partner's name, read in the same statement.
+      expect(first.results[0]?.length).toBeGreaterThan(0)
+      for (const row of first.results[0] ?? []) expect(row.label?.name).toEqual(expect.any(String))
+    } finally {
+      await handle.close()
+    }
   })
 
   it('a failing worker is logged and counted, summaries stay exact meanwhile, and it recovers', async () => {

@@ -3,8 +3,9 @@
 // once every record of it is committed: a worker adds the records of [rolled_until, until) to the rows of their periods
 // and moves rolled_until, in one transaction. A summary reads, in one snapshot, rows for what is before rolled_until and
 // the records for the rest. The allocation and reversal statements are not involved.
-import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database } from '../database.js'
+import { prepared } from '../prepared.js'
 import { decimalTextToMinorUnits, minorUnitsOf } from '../../domain/money.js'
 import {
   GRAIN_MS,
@@ -271,15 +272,25 @@ export interface SummaryRead {
   /** 'tree': the whole tree (its own rows); else these organisations (their rows). */
   organisations: 'tree' | readonly string[]
   dimension: RollupDimension
-  /** bucket: the piece's bucket index; organisation, group (partner or project), currency. */
+  /**
+   * bucket: the piece's bucket index; organisation, group (partner or project), currency. Organisation and group rows
+   * come with their key's label (an organisation's or partner's name; a project's name and country).
+   */
   key: 'bucket' | 'organisation' | 'group' | 'currency'
   pieces: readonly SummaryPiece[]
 }
 
-/** One result: the totals of one key in one currency. */
+/** A key's display name (and a project's country), read with the figures. */
+export interface GroupLabel {
+  name: string
+  countryCode?: string | null
+}
+
+/** One result: the totals of one key in one currency, and the key's label when the read has labels and it is known. */
 export interface SummaryRow {
   key: string
   totals: CurrencyTotals
+  label?: GroupLabel | undefined
 }
 
 interface AggregateRow {
@@ -296,6 +307,8 @@ interface AggregateRow {
   contributions_impact_tax: string
   contributions_service_fee: string
   contributions_service_fee_tax: string
+  label_name: string | null
+  label_country: string | null
 }
 
 const QUANTITY_DIGITS = 6
@@ -323,119 +336,252 @@ function totalsOf(row: AggregateRow): CurrencyTotals {
   }
 }
 
+/*
+ * A summary runs a handful of statement texts at a high rate, so each text is built and compiled once per shape (which
+ * parts a read has, its dimension, key and scope) and run as a named prepared statement (src/db/prepared.ts): each
+ * connection parses it once, and Postgres may keep a generic plan instead of planning every request. Everything that
+ * varies between requests of a shape is a parameter: the builders below take a `value` function, which gives the real
+ * value when a statement is run directly (explainSummary) and a Slot when a shape is compiled; a Slot says which read's
+ * which value goes in that parameter's place, and readSummaries fills them in per request.
+ */
+
+/** The values of a read that its statement takes as parameters. */
+interface ReadValues {
+  root: string
+  dimension: RollupDimension
+  organisations: string[]
+  rollupBucket: string[]
+  rollupSource: string[]
+  rollupLo: string[]
+  rollupHi: string[]
+  recordBucket: string[]
+  recordSource: string[]
+  recordLo: string[]
+  recordHi: string[]
+}
+type ValueName = keyof ReadValues
+type Value = (name: ValueName) => unknown
+
+class Slot {
+  constructor(
+    readonly read: number,
+    readonly name: ValueName,
+  ) {}
+}
+
 const text = (items: readonly (string | number)[]) => items.map(String)
 
+function valuesOf(read: SummaryRead): ReadValues {
+  const rollups = read.pieces.filter((p) => p.source !== 'records')
+  const records = read.pieces.filter((p) => p.source === 'records')
+  return {
+    root: read.rootOrganisationId,
+    dimension: read.dimension,
+    organisations: read.organisations === 'tree' ? [] : [...read.organisations],
+    rollupBucket: text(rollups.map((p) => p.bucket)),
+    rollupSource: rollups.map((p) => p.source),
+    rollupLo: rollups.map((p) => p.from.toISOString()),
+    rollupHi: rollups.map((p) => p.to.toISOString()),
+    recordBucket: text(records.map((p) => p.bucket)),
+    recordSource: records.map((p) => p.source),
+    recordLo: records.map((p) => p.from.toISOString()),
+    recordHi: records.map((p) => p.to.toISOString()),
+  }
+}
+
+/** What a read's statement text depends on; two reads of one shape differ only in their parameters. */
+interface ReadShape {
+  tree: boolean
+  dimension: RollupDimension
+  key: SummaryRead['key']
+  rollups: boolean
+  records: boolean
+}
+
+const shapeOf = (read: SummaryRead): ReadShape => ({
+  tree: read.organisations === 'tree',
+  dimension: read.dimension,
+  key: read.key,
+  rollups: read.pieces.some((p) => p.source !== 'records'),
+  records: read.pieces.some((p) => p.source === 'records'),
+})
+
+const shapeKey = (s: ReadShape) => `${s.tree ? 'tree' : 'orgs'} ${s.dimension} ${s.key} ${s.rollups ? 'R' : '-'}${s.records ? 'X' : '-'}`
+
 /** The pieces' arrays, one element per piece (unnest turns them back into rows). */
-function piecesTable(pieces: readonly SummaryPiece[]): RawBuilder<unknown> {
-  return sql`unnest(${text(pieces.map((p) => p.bucket))}::int[], ${text(pieces.map((p) => p.source))}::text[],
-    ${text(pieces.map((p) => p.from.toISOString()))}::timestamptz[], ${text(pieces.map((p) => p.to.toISOString()))}::timestamptz[])
+function piecesTable(value: Value, part: 'rollup' | 'record'): RawBuilder<unknown> {
+  return sql`unnest(${value(`${part}Bucket`)}::int[], ${value(`${part}Source`)}::text[],
+    ${value(`${part}Lo`)}::timestamptz[], ${value(`${part}Hi`)}::timestamptz[])
     AS p(bucket, source, lo, hi)`
 }
 
 /*
  * Both parts read each piece by its own index range: a LATERAL subquery per piece, fenced with OFFSET 0 so that the
  * planner keeps it a parameterised index scan (unfenced, it cannot estimate the unnested ranges and joins a whole
- * tree's rows by hash instead).
+ * tree's rows by hash instead). Generic plans keep that shape: the fences, not the estimates, decide it (docs/summary.md,
+ * "Speed").
  */
 
 /** The records of the read's record pieces, summed per key and currency (raw SQL: lateral reads over each record's lines). */
-function recordsPart(read: SummaryRead, pieces: readonly SummaryPiece[]): RawBuilder<unknown> {
-  const orgs = read.organisations
-  const allocationOrgs = orgs === 'tree' ? sql`` : sql`AND a.organisation_id = ANY(${[...orgs]}::uuid[])`
-  const reversalOrgs = orgs === 'tree' ? sql`` : sql`AND r.organisation_id = ANY(${[...orgs]}::uuid[])`
+function recordsPart(shape: ReadShape, value: Value): RawBuilder<unknown> {
+  const allocationOrgs = shape.tree ? sql`` : sql`AND a.organisation_id = ANY(${value('organisations')}::uuid[])`
+  const reversalOrgs = shape.tree ? sql`` : sql`AND r.organisation_id = ANY(${value('organisations')}::uuid[])`
   const key = { bucket: sql`p.bucket::text`, organisation: sql`x.org::text`, group: sql`g.group_id::text`, currency: sql`x.currency` }[
-    read.key
+    shape.key
   ]
   return sql`
     SELECT ${key} AS key, x.currency, ${SIGNED_SUMS}
-    FROM ${piecesTable(pieces)}
+    FROM ${piecesTable(value, 'record')}
     CROSS JOIN LATERAL (
       SELECT a.organisation_id AS org, a.currency_code AS currency, false AS reversal, a.entries
       FROM allocations a
-      WHERE a.root_organisation_id = ${read.rootOrganisationId}::uuid AND a.created_at >= p.lo AND a.created_at < p.hi ${allocationOrgs}
+      WHERE a.root_organisation_id = ${value('root')}::uuid AND a.created_at >= p.lo AND a.created_at < p.hi ${allocationOrgs}
       UNION ALL
       SELECT r.organisation_id, a.currency_code, true, a.entries
       FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id
-      WHERE r.root_organisation_id = ${read.rootOrganisationId}::uuid AND r.created_at >= p.lo AND r.created_at < p.hi ${reversalOrgs}
+      WHERE r.root_organisation_id = ${value('root')}::uuid AND r.created_at >= p.lo AND r.created_at < p.hi ${reversalOrgs}
       OFFSET 0
     ) AS x
-    CROSS JOIN LATERAL (${groupsOfRecord(read.dimension)}) AS g
+    CROSS JOIN LATERAL (${groupsOfRecord(shape.dimension)}) AS g
     GROUP BY 1, x.currency`
 }
 
 /** The rollup rows of the read's rollup pieces, summed per key and currency. */
-function rollupsPart(read: SummaryRead, pieces: readonly SummaryPiece[]): RawBuilder<unknown> {
-  const orgs = read.organisations
+function rollupsPart(shape: ReadShape, value: Value): RawBuilder<unknown> {
   const key = {
     bucket: sql`p.bucket::text`,
     organisation: sql`r.organisation_id::text`,
     group: sql`r.group_id::text`,
     currency: sql`r.currency_code`,
-  }[read.key]
+  }[shape.key]
   return sql`
     SELECT ${key} AS key, r.currency_code AS currency, ${ADDED_SUMS}
-    FROM ${piecesTable(pieces)}
+    FROM ${piecesTable(value, 'rollup')}
     CROSS JOIN LATERAL (
       SELECT * FROM allocation_rollups r
-      WHERE r.root_organisation_id = ${read.rootOrganisationId}::uuid AND r.dimension = ${read.dimension}
-        AND ${orgs === 'tree' ? sql`r.organisation_id = ${NIL_UUID}::uuid` : sql`r.organisation_id = ANY(${[...orgs]}::uuid[])`}
+      WHERE r.root_organisation_id = ${value('root')}::uuid AND r.dimension = ${value('dimension')}
+        AND ${shape.tree ? sql`r.organisation_id = ${NIL_UUID}::uuid` : sql`r.organisation_id = ANY(${value('organisations')}::uuid[])`}
         AND r.grain = p.source AND r.period_start >= p.lo AND r.period_start < p.hi
       OFFSET 0
     ) AS r
     GROUP BY 1, r.currency_code`
 }
 
-/** The statement of a read: its rollup part and its records part, added together per key and currency. */
-function summaryQuery(read: SummaryRead): RawBuilder<AggregateRow> {
-  const fromRecords = read.pieces.filter((p) => p.source === 'records')
-  const fromRollups = read.pieces.filter((p) => p.source !== 'records')
-  const parts = [
-    ...(fromRollups.length > 0 ? [rollupsPart(read, fromRollups)] : []),
-    ...(fromRecords.length > 0 ? [recordsPart(read, fromRecords)] : []),
-  ]
-  if (parts.length === 0) return sql<AggregateRow>`SELECT NULL::text AS key, NULL::text AS currency WHERE false`
+/** The label of each result key, read in the same statement (no second round trip; the same snapshot). */
+function labelJoin(shape: ReadShape): { columns: RawBuilder<unknown>; join: RawBuilder<unknown> } {
+  const none = { columns: sql`NULL::text AS label_name, NULL::text AS label_country`, join: sql`` }
+  if (shape.key === 'organisation') {
+    return {
+      columns: sql`l.trading_name AS label_name, NULL::text AS label_country`,
+      join: sql`LEFT JOIN organisations l ON l.id = q.key::uuid`,
+    }
+  }
+  if (shape.key !== 'group') return none
+  if (shape.dimension === 'partner') {
+    return { columns: sql`l.name AS label_name, NULL::text AS label_country`, join: sql`LEFT JOIN impact_partners l ON l.id = q.key::uuid` }
+  }
+  if (shape.dimension === 'project') {
+    return { columns: sql`l.name AS label_name, l.country_code AS label_country`, join: sql`LEFT JOIN projects l ON l.id = q.key::uuid` }
+  }
+  return none
+}
+
+/** The statement of a read: its rollup part and its records part, added together per key and currency, with labels. */
+function summaryQuery(shape: ReadShape, value: Value): RawBuilder<AggregateRow> {
+  const parts = [...(shape.rollups ? [rollupsPart(shape, value)] : []), ...(shape.records ? [recordsPart(shape, value)] : [])]
+  if (parts.length === 0) {
+    return sql<AggregateRow>`SELECT NULL::text AS key, NULL::text AS currency, NULL::text AS label_name, NULL::text AS label_country WHERE false`
+  }
+  const labels = labelJoin(shape)
   return sql<AggregateRow>`
-    SELECT s.key, s.currency, sum(s.allocations)::text AS allocations, sum(s.reversals)::text AS reversals,
-           ${amountList((c) => sql`sum(s.${sql.ref(c)})::text AS ${sql.ref(c)}`)}
-    FROM (${sql.join(parts, sql` UNION ALL `)}) AS s
-    GROUP BY s.key, s.currency`
+    SELECT q.*, ${labels.columns}
+    FROM (
+      SELECT s.key, s.currency, sum(s.allocations)::text AS allocations, sum(s.reversals)::text AS reversals,
+             ${amountList((c) => sql`sum(s.${sql.ref(c)})::text AS ${sql.ref(c)}`)}
+      FROM (${sql.join(parts, sql` UNION ALL `)}) AS s
+      GROUP BY s.key, s.currency
+    ) AS q
+    ${labels.join}`
+}
+
+/** The text of a statement of several reads, and its parameters: a Slot for each read's value, or a constant. */
+interface Template {
+  text: string
+  parameters: readonly unknown[]
+}
+
+// One entry per combination of read shapes a summary uses (a few dozen at most: src/services/summary.ts).
+const templates = new Map<string, Template>()
+const MAX_TEMPLATES = 128
+
+/**
+ * Several reads in ONE statement (raw SQL: a union of the reads, each tagged, and the state row), compiled with Slots
+ * in place of its values.
+ */
+function templateOf(db: Kysely<Database>, shapes: readonly (ReadShape | undefined)[]): Template {
+  const key = shapes.map((s) => (s ? shapeKey(s) : 'none')).join('; ')
+  const cached = templates.get(key)
+  if (cached) return cached
+  const parts = shapes.map((shape, index) =>
+    shape === undefined
+      ? undefined
+      : sql`SELECT ${sql.lit(index)} AS part, q.* FROM (${summaryQuery(shape, (name) => new Slot(index, name))}) AS q`,
+  )
+  const compiled = sql`
+    SELECT -1 AS part, NULL AS key, NULL AS currency, NULL AS allocations, NULL AS reversals,
+           ${amountList((c) => sql`NULL AS ${sql.ref(c)}`)}, NULL AS label_name, NULL AS label_country,
+           (SELECT (extract(epoch FROM rolled_until) * 1000)::bigint::text FROM allocation_rollup_state) AS rolled_until_ms
+    ${sql.join(
+      parts.filter((part) => part !== undefined).map((part) => sql`UNION ALL SELECT t.*, NULL FROM (${part}) AS t`),
+      sql` `,
+    )}`.compile(db)
+  const template = { text: prepared(compiled.sql), parameters: compiled.parameters }
+  if (templates.size < MAX_TEMPLATES) templates.set(key, template)
+  return template
 }
 
 /**
  * Several reads in ONE statement (so in one snapshot), with the rolled_until that snapshot sees: the reads were planned
  * for `assumed`, and their rows are exact only if the statement saw that same instant (the worker moves it in the
- * transaction that adds rows). The caller compares and plans again when it moved. Raw SQL: a union of the reads, each
- * tagged, and the state row.
+ * transaction that adds rows). The caller compares and plans again when it moved.
  */
 export async function readSummaries(
   db: Kysely<Database>,
   reads: readonly SummaryRead[],
 ): Promise<{ rolledUntil: Date | null; results: SummaryRow[][] }> {
-  const parts = reads.map((read, index) =>
-    read.pieces.length === 0 ? undefined : sql`SELECT ${sql.lit(index)} AS part, q.* FROM (${summaryQuery(read)}) AS q`,
+  const template = templateOf(
+    db,
+    reads.map((read) => (read.pieces.length === 0 ? undefined : shapeOf(read))),
   )
-  const { rows } = await sql<AggregateRow & { part: number; rolled_until_ms: string | null }>`
-    SELECT -1 AS part, NULL AS key, NULL AS currency, NULL AS allocations, NULL AS reversals,
-           ${amountList((c) => sql`NULL AS ${sql.ref(c)}`)},
-           (SELECT (extract(epoch FROM rolled_until) * 1000)::bigint::text FROM allocation_rollup_state) AS rolled_until_ms
-    ${sql.join(
-      parts.filter((part) => part !== undefined).map((part) => sql`UNION ALL SELECT t.*, NULL FROM (${part}) AS t`),
-      sql` `,
-    )}`.execute(db)
-  const state = rows.find((row) => Number(row.part) === -1)
+  const values = reads.map(valuesOf)
+  const parameters = template.parameters.map((p) => (p instanceof Slot ? values[p.read]?.[p.name] : p))
+  const { rows } = await db.executeQuery<AggregateRow & { part: number; rolled_until_ms: string | null }>(
+    CompiledQuery.raw(template.text, parameters),
+  )
   const results: SummaryRow[][] = reads.map(() => [])
+  let rolledUntilMs: string | null = null
   for (const row of rows) {
     const part = Number(row.part)
-    if (part >= 0) results[part]?.push({ key: row.key, totals: totalsOf(row) })
+    if (part === -1) rolledUntilMs = row.rolled_until_ms
+    else results[part]?.push({ key: row.key, totals: totalsOf(row), label: labelOf(row) })
   }
-  return { rolledUntil: state?.rolled_until_ms == null ? null : new Date(Number(state.rolled_until_ms)), results }
+  return { rolledUntil: rolledUntilMs == null ? null : new Date(Number(rolledUntilMs)), results }
 }
+
+const labelOf = (row: AggregateRow): GroupLabel | undefined =>
+  row.label_name === null
+    ? undefined
+    : row.label_country === null
+      ? { name: row.label_name }
+      : { name: row.label_name, countryCode: row.label_country }
 
 /** The plan of a read's statement (EXPLAIN, or EXPLAIN ANALYZE), for the benchmark. */
 export async function explainSummary(db: Kysely<Database>, read: SummaryRead, analyze = false): Promise<string[]> {
-  const { rows } = await sql<{ 'QUERY PLAN': string }>`EXPLAIN ${analyze ? sql`(ANALYZE, BUFFERS)` : sql``} ${summaryQuery(read)}`.execute(
-    db,
-  )
+  const values = valuesOf(read)
+  const { rows } = await sql<{ 'QUERY PLAN': string }>`EXPLAIN ${analyze ? sql`(ANALYZE, BUFFERS)` : sql``} ${summaryQuery(
+    shapeOf(read),
+    (name) => values[name],
+  )}`.execute(db)
   return rows.map((r) => r['QUERY PLAN'])
 }
 
@@ -449,40 +595,4 @@ export async function findTreeOrganisationIds(db: Kysely<Database>, rootId: stri
     )
     SELECT id FROM tree`.execute(db)
   return rows.map((r) => r.id)
-}
-
-/** Display names (and a project's country) of the keys of a summary's groups. */
-export interface GroupLabel {
-  name: string
-  countryCode?: string | null
-}
-
-export async function findGroupLabels(
-  db: Kysely<Database>,
-  kind: 'partner' | 'project' | 'organisation',
-  ids: readonly string[],
-): Promise<Map<string, GroupLabel>> {
-  if (ids.length === 0) return new Map()
-  if (kind === 'partner') {
-    const rows = await db
-      .selectFrom('impact_partners')
-      .select(['id', 'name'])
-      .where('id', 'in', [...ids])
-      .execute()
-    return new Map(rows.map((r) => [r.id, { name: r.name }]))
-  }
-  if (kind === 'project') {
-    const rows = await db
-      .selectFrom('projects')
-      .select(['id', 'name', 'country_code'])
-      .where('id', 'in', [...ids])
-      .execute()
-    return new Map(rows.map((r) => [r.id, { name: r.name, countryCode: r.country_code }]))
-  }
-  const rows = await db
-    .selectFrom('organisations')
-    .select(['id', 'trading_name'])
-    .where('id', 'in', [...ids])
-    .execute()
-  return new Map(rows.map((r) => [r.id, { name: r.trading_name }]))
 }

@@ -7,14 +7,15 @@ import type { AllocationSummaryResponse } from '../schemas/summary.js'
 
 const QUANTITY_DIGITS = 6
 
+const amount = (minor: bigint, digits: number) => Number(formatMinorUnits(minor, digits))
+
 function section(s: SectionTotals, digits: number) {
-  const amount = (minor: bigint) => Number(formatMinorUnits(minor, digits))
   return {
-    total: amount(sectionTotal(s)),
-    impact: amount(s.impact),
-    impactTax: amount(s.impactTax),
-    serviceFee: amount(s.serviceFee),
-    serviceFeeTax: amount(s.serviceFeeTax),
+    total: amount(sectionTotal(s), digits),
+    impact: amount(s.impact, digits),
+    impactTax: amount(s.impactTax, digits),
+    serviceFee: amount(s.serviceFee, digits),
+    serviceFeeTax: amount(s.serviceFeeTax, digits),
   }
 }
 
@@ -24,7 +25,7 @@ function presentTotals(t: CurrencyTotals) {
     currencyCode: t.currencyCode,
     allocations: t.allocations,
     reversals: t.reversals,
-    credits: { ...section(t.credits, digits), quantityTonnes: Number(formatMinorUnits(t.credits.quantityGrams, QUANTITY_DIGITS)) },
+    credits: { ...section(t.credits, digits), quantityTonnes: amount(t.credits.quantityGrams, QUANTITY_DIGITS) },
     contributions: section(t.contributions, digits),
   }
 }
