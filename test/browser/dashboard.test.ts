@@ -18,7 +18,7 @@ import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '.
 import { createHubUser, PASSWORD } from '../helpers/hub.js'
 import { repoRoot } from '../helpers/process.js'
 import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js'
-import { describeInBrowser, expectAccessible, launchChromium, recordCspViolations } from './harness.js'
+import { describeInBrowser, expectAccessible, expectCellsLabelled, launchChromium, recordCspViolations } from './harness.js'
 
 const LONG = 180_000
 const DAY = 86_400_000
@@ -189,6 +189,8 @@ describeInBrowser('the Hub dashboard and allocations browser in Chromium', () =>
         await page.locator('.chart[data-drawn="true"] canvas').first().waitFor()
         await expect.poll(() => page.locator('.equivalents li').count()).toBe(3)
         await expectAccessible(page, 'dashboard')
+        // Wide, the thead names the columns: no cell repeats its name.
+        expect(await expectCellsLabelled(page, false, 'dashboard, wide')).toBeGreaterThan(0)
         await shot(page, 'dashboard')
 
         // The table alternative, by keyboard: one row per day of the window, the same amounts as the API's days.
@@ -286,7 +288,7 @@ describeInBrowser('the Hub dashboard and allocations browser in Chromium', () =>
   )
 
   it(
-    'reads narrow and in German, and says so when a window has nothing',
+    'reads narrow and in German (each value of a table beside its column’s name), and says so when a window has nothing',
     async () => {
       const { context, page } = await openContext('de-DE', 390)
       try {
@@ -302,11 +304,39 @@ describeInBrowser('the Hub dashboard and allocations browser in Chromium', () =>
         await figure.waitFor()
         expect(await figure.textContent()).toMatch(/^[\d.]+,\d{2}\s£$/)
         await page.locator('.chart[data-drawn="true"] canvas').first().waitFor()
+        // The thead is hidden at this width: each breakdown's value shows its column's name before it.
+        const credits = page.getByRole('table', { name: 'By impact partner' }).locator('tbody td').first()
+        expect(await credits.evaluate((td) => getComputedStyle(td, '::before').content)).toBe('"Credits" / ""')
+        expect(await expectCellsLabelled(page, true, 'dashboard, narrow')).toBeGreaterThan(0)
         await expectAccessible(page, 'dashboard narrow de-DE')
         await shot(page, 'dashboard-narrow-de')
+        // A chart's table alternative too.
+        await page.getByRole('button', { name: 'Show as table' }).last().press('Enter')
+        await page.getByRole('table', { name: 'Allocated per day in GBP' }).waitFor()
+        expect(await expectCellsLabelled(page, true, 'dashboard as a table, narrow')).toBeGreaterThan(0)
+        await expectAccessible(page, 'dashboard as a table, narrow de-DE')
         await page.goto(`${base}/hub/dashboard?window=custom&from=2020-01-01&to=2020-01-31`)
         await page.getByText('No allocations or reversals in this window.').waitFor()
         await expectAccessible(page, 'dashboard empty')
+
+        // The records and a reversed record's detail (its lines and deliveries), narrow.
+        await page.goto(`${base}/hub/allocations?consumerReference=consumer_3`)
+        await page.locator('table tbody tr').first().waitFor()
+        expect(await expectCellsLabelled(page, true, 'allocations, narrow')).toBeGreaterThan(0)
+        await expectAccessible(page, 'allocations narrow de-DE')
+        await shot(page, 'allocations-narrow-de')
+        const all = (
+          await client(t.app, shop.apiKey).get(
+            `/v3/funds/allocations/impact?dateTimeFrom=${last30Days().from}&dateTimeTo=${last30Days().to}&limit=100`,
+          )
+        ).json().data
+        const reversed = all.find((r: any) => r.reversal && r.contributions.length > 0)
+        await page.goto(`${base}/hub/allocations?record=${reversed.fundsAllocationId}`)
+        await page.getByRole('table', { name: 'Contributions per partner' }).waitFor()
+        await expect.poll(() => page.getByRole('table', { name: 'Webhook deliveries' }).locator('tbody tr').count()).toBe(2)
+        expect(await expectCellsLabelled(page, true, 'allocation detail, narrow')).toBeGreaterThan(0)
+        await expectAccessible(page, 'allocation detail narrow de-DE')
+        await shot(page, 'allocation-detail-narrow-de')
       } finally {
         await context.close()
       }

@@ -111,3 +111,32 @@ export async function expectAccessible(page: Page, label: string): Promise<void>
   ).toEqual([])
   expect(await page.evaluate(() => (window as { __violations?: string[] }).__violations), `${label}: CSP violations`).toEqual([])
 }
+
+/**
+ * The column names of the Hub's tables in the layout as it stands: narrow (hub/src/styles.css, at most 800 px), where
+ * the thead is hidden, every data cell must show its column's header before its value (its ::before); wide, none may.
+ * Row headers (th scope="row") are their row's title and show nothing. Returns how many data cells were checked.
+ */
+export async function expectCellsLabelled(page: Page, narrow: boolean, label: string): Promise<number> {
+  const cells = await page.evaluate(() =>
+    // The Hub's data tables, each in a .table-wrap (not uPlot's legend, a table of its own).
+    [...document.querySelectorAll('.table-wrap table')].flatMap((table) => {
+      const headers = [...table.querySelectorAll('thead th')].map((th) => th.textContent?.trim() ?? '')
+      return [...table.querySelectorAll('tbody tr')].flatMap((row) =>
+        [...row.children].map((cell, column) => ({
+          table: (table as HTMLTableElement).caption?.textContent ?? '',
+          header: headers[column] ?? '',
+          rowHeader: cell.tagName === 'TH',
+          // As Chromium computes it, e.g. `"Credits" / ""`: the text shown, then its alternative text.
+          before: getComputedStyle(cell, '::before').content,
+        })),
+      )
+    }),
+  )
+  const shown = (before: string) => (before.startsWith('"') ? (JSON.parse(/^"(?:[^"\\]|\\.)*"/.exec(before)?.[0] ?? '""') as string) : '')
+  expect(
+    cells.map((c) => `${c.table} / ${c.header}: ${shown(c.before)}`),
+    label,
+  ).toEqual(cells.map((c) => `${c.table} / ${c.header}: ${narrow && !c.rowHeader ? c.header : ''}`))
+  return cells.filter((c) => !c.rowHeader).length
+}

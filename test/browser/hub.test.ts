@@ -18,7 +18,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js'
 import { createOrg, type OrgFixture } from '../helpers/factories.js'
 import { repoRoot } from '../helpers/process.js'
 import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js'
-import { describeInBrowser, expectAccessible, launchChromium, recordCspViolations } from './harness.js'
+import { describeInBrowser, expectAccessible, expectCellsLabelled, launchChromium, recordCspViolations } from './harness.js'
 
 const LONG = 180_000
 // UPDATE_SCREENSHOTS=1 rewrites docs/hub/*.png; otherwise they go to a temporary folder.
@@ -350,10 +350,32 @@ describeInBrowser('the Hub in Chromium', () => {
         .first()
         .waitFor()
       await expectAccessible(page, 'audit log')
+      // Wide, the thead names the columns: no cell repeats its name.
+      expect(await expectCellsLabelled(page, false, 'audit log, wide')).toBeGreaterThan(0)
       await shot(page, 'audit-log')
       await go(page, 'Overview')
       await expectAccessible(page, 'overview')
       await shot(page, 'overview')
+    },
+    LONG,
+  )
+
+  it(
+    'names each value’s column in every table at 390 px, where the thead is hidden',
+    async () => {
+      const { page } = admin
+      await page.setViewportSize({ width: 390, height: 900 })
+      try {
+        for (const name of ['API keys', 'Webhooks', 'Organisations', 'Users', 'Audit log']) {
+          await go(page, name)
+          if (name === 'Webhooks') await page.getByRole('button', { name: 'Show deliveries' }).first().press('Enter')
+          await page.locator('.table-wrap tbody tr').first().waitFor()
+          expect(await expectCellsLabelled(page, true, `${name}, narrow`), name).toBeGreaterThan(0)
+          await expectAccessible(page, `${name}, narrow`)
+        }
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 900 })
+      }
     },
     LONG,
   )

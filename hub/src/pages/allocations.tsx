@@ -29,6 +29,33 @@ interface Delivery {
   createdAt: string
 }
 
+// The column headers of this page's tables, written once: each <th scope="col"> shows one and each data cell repeats
+// it in data-label, which the narrow layout (hub/src/styles.css) shows before the value, the thead being hidden.
+const RECORD_COLUMN = {
+  when: 'When',
+  record: 'Record',
+  organisation: 'Organisation',
+  consumer: 'Consumer',
+  total: 'Total',
+  tonnes: 'Tonnes',
+} as const
+const LINE_COLUMN = {
+  name: 'Name',
+  tonnes: 'Tonnes',
+  impact: 'Impact',
+  impactTax: 'Impact tax',
+  serviceFee: 'Service fee',
+  feeTax: 'Fee tax',
+  total: 'Total',
+} as const
+const DELIVERY_COLUMN = {
+  event: 'Event',
+  endpoint: 'Endpoint',
+  status: 'Status',
+  attempts: 'Attempts',
+  lastAnswer: 'Last answer',
+} as const
+
 const PAGE_SIZE = 20
 const FILTERS = ['from', 'to', 'consumerReference', 'impactPartnerId', 'organisation'] as const
 
@@ -141,15 +168,15 @@ function RecordList({ organisations, search }: PageProps & { search: URLSearchPa
             <caption class="visually-hidden">Allocation records</caption>
             <thead>
               <tr>
-                <th scope="col">When</th>
-                <th scope="col">Record</th>
-                <th scope="col">Organisation</th>
-                <th scope="col">Consumer</th>
+                <th scope="col">{RECORD_COLUMN.when}</th>
+                <th scope="col">{RECORD_COLUMN.record}</th>
+                <th scope="col">{RECORD_COLUMN.organisation}</th>
+                <th scope="col">{RECORD_COLUMN.consumer}</th>
                 <th scope="col" class="number">
-                  Total
+                  {RECORD_COLUMN.total}
                 </th>
                 <th scope="col" class="number">
-                  Tonnes
+                  {RECORD_COLUMN.tonnes}
                 </th>
               </tr>
             </thead>
@@ -158,16 +185,22 @@ function RecordList({ organisations, search }: PageProps & { search: URLSearchPa
                 const id = r.reversalId ?? r.fundsAllocationId
                 return (
                   <tr key={id}>
-                    <td>{formatDate(r.fundsDateTime)}</td>
+                    <td data-label={RECORD_COLUMN.when}>{formatDate(r.fundsDateTime)}</td>
                     <th scope="row">
                       <a href={`/hub/allocations?record=${id}`} onClick={onLink}>
                         {r.reversal ? 'Reversal' : 'Allocation'} <span class="hint">{id.slice(-8)}</span>
                       </a>
                     </th>
-                    <td class="break">{names.get(r.fundsOrganisationId) ?? r.fundsOrganisationId}</td>
-                    <td>{r.consumerReference ?? '—'}</td>
-                    <td class="number">{formatMoney(r.amounts.total, r.fundsCurrencyCode)}</td>
-                    <td class="number">{formatTonnes(r.credits.reduce((sum, c) => sum + Math.round(c.quantityTonnes * 1e6), 0) / 1e6)}</td>
+                    <td class="break" data-label={RECORD_COLUMN.organisation}>
+                      {names.get(r.fundsOrganisationId) ?? r.fundsOrganisationId}
+                    </td>
+                    <td data-label={RECORD_COLUMN.consumer}>{r.consumerReference ?? '—'}</td>
+                    <td class="number" data-label={RECORD_COLUMN.total}>
+                      {formatMoney(r.amounts.total, r.fundsCurrencyCode)}
+                    </td>
+                    <td class="number" data-label={RECORD_COLUMN.tonnes}>
+                      {formatTonnes(r.credits.reduce((sum, c) => sum + Math.round(c.quantityTonnes * 1e6), 0) / 1e6)}
+                    </td>
                   </tr>
                 )
               })}
@@ -305,23 +338,29 @@ function RecordDetail({ organisations, can, id }: PageProps & { id: string }) {
                     <caption class="visually-hidden">Webhook deliveries</caption>
                     <thead>
                       <tr>
-                        <th scope="col">Event</th>
-                        <th scope="col">Endpoint</th>
-                        <th scope="col">Status</th>
+                        <th scope="col">{DELIVERY_COLUMN.event}</th>
+                        <th scope="col">{DELIVERY_COLUMN.endpoint}</th>
+                        <th scope="col">{DELIVERY_COLUMN.status}</th>
                         <th scope="col" class="number">
-                          Attempts
+                          {DELIVERY_COLUMN.attempts}
                         </th>
-                        <th scope="col">Last answer</th>
+                        <th scope="col">{DELIVERY_COLUMN.lastAnswer}</th>
                       </tr>
                     </thead>
                     <tbody>
                       {deliveries.data.data.map((d) => (
                         <tr key={d.id}>
                           <th scope="row">{d.eventType}</th>
-                          <td class="break">{d.endpointUrl}</td>
-                          <td>{d.status}</td>
-                          <td class="number">{d.attempts}</td>
-                          <td class="break">{d.lastStatusCode ?? d.lastError ?? '—'}</td>
+                          <td class="break" data-label={DELIVERY_COLUMN.endpoint}>
+                            {d.endpointUrl}
+                          </td>
+                          <td data-label={DELIVERY_COLUMN.status}>{d.status}</td>
+                          <td class="number" data-label={DELIVERY_COLUMN.attempts}>
+                            {d.attempts}
+                          </td>
+                          <td class="break" data-label={DELIVERY_COLUMN.lastAnswer}>
+                            {d.lastStatusCode ?? d.lastError ?? '—'}
+                          </td>
                         </tr>
                       ))}
                     </tbody>
@@ -351,26 +390,26 @@ function LinesTable(props: {
         <caption class="visually-hidden">{caption}</caption>
         <thead>
           <tr>
-            <th scope="col">Name</th>
+            <th scope="col">{LINE_COLUMN.name}</th>
             {withTonnes && (
               <th scope="col" class="number">
-                Tonnes
+                {LINE_COLUMN.tonnes}
               </th>
             )}
             <th scope="col" class="number">
-              Impact
+              {LINE_COLUMN.impact}
             </th>
             <th scope="col" class="number">
-              Impact tax
+              {LINE_COLUMN.impactTax}
             </th>
             <th scope="col" class="number">
-              Service fee
+              {LINE_COLUMN.serviceFee}
             </th>
             <th scope="col" class="number">
-              Fee tax
+              {LINE_COLUMN.feeTax}
             </th>
             <th scope="col" class="number">
-              Total
+              {LINE_COLUMN.total}
             </th>
           </tr>
         </thead>
@@ -380,16 +419,26 @@ function LinesTable(props: {
               <th scope="row" class="break">
                 {l.name}
               </th>
-              {withTonnes && <td class="number">{formatTonnes(l.tonnes ?? 0)}</td>}
-              <td class="number">{money(l.amounts.impact)}</td>
-              <td class="number">
+              {withTonnes && (
+                <td class="number" data-label={LINE_COLUMN.tonnes}>
+                  {formatTonnes(l.tonnes ?? 0)}
+                </td>
+              )}
+              <td class="number" data-label={LINE_COLUMN.impact}>
+                {money(l.amounts.impact)}
+              </td>
+              <td class="number" data-label={LINE_COLUMN.impactTax}>
                 {money(l.amounts.impactTax)} <span class="hint">({rate(l.amounts.impactTaxRate)})</span>
               </td>
-              <td class="number">{money(l.amounts.serviceFee)}</td>
-              <td class="number">
+              <td class="number" data-label={LINE_COLUMN.serviceFee}>
+                {money(l.amounts.serviceFee)}
+              </td>
+              <td class="number" data-label={LINE_COLUMN.feeTax}>
                 {money(l.amounts.serviceFeeTax)} <span class="hint">({rate(l.amounts.serviceFeeTaxRate)})</span>
               </td>
-              <td class="number">{money(l.amounts.total)}</td>
+              <td class="number" data-label={LINE_COLUMN.total}>
+                {money(l.amounts.total)}
+              </td>
             </tr>
           ))}
         </tbody>

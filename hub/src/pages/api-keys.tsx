@@ -7,6 +7,17 @@ import type { PageProps } from './types'
 
 const GRACE_HOURS = [0, 12, 24, 36, 72]
 
+// The column headers of this page's table, written once: each <th scope="col"> shows one and each data cell repeats it
+// in data-label, which the narrow layout (hub/src/styles.css) shows before the value, the thead being hidden.
+const COLUMN = {
+  key: 'Key',
+  mode: 'Mode',
+  state: 'State',
+  created: 'Created',
+  lastUsed: 'Last used',
+  actions: 'Actions',
+} as const
+
 const stateOf = (key: ApiKey): string => {
   if (key.revokedAt) return 'Revoked'
   if (key.expiresAt && new Date(key.expiresAt) <= new Date()) return 'Expired'
@@ -40,12 +51,12 @@ function KeyRow({
       <th scope="row">
         <code>{apiKey.prefix}…</code>
       </th>
-      <td>{apiKey.mode}</td>
-      <td>{stateOf(apiKey)}</td>
-      <td>{formatDate(apiKey.createdAt)}</td>
-      <td>{apiKey.lastUsedAt ? formatDate(apiKey.lastUsedAt) : 'Never'}</td>
+      <td data-label={COLUMN.mode}>{apiKey.mode}</td>
+      <td data-label={COLUMN.state}>{stateOf(apiKey)}</td>
+      <td data-label={COLUMN.created}>{formatDate(apiKey.createdAt)}</td>
+      <td data-label={COLUMN.lastUsed}>{apiKey.lastUsedAt ? formatDate(apiKey.lastUsedAt) : 'Never'}</td>
       {canWrite && (
-        <td>
+        <td class="stacked" data-label={COLUMN.actions}>
           {active && !apiKey.replacedByKeyId && (
             <div class="row-actions">
               <Field label={`Grace period for ${apiKey.prefix}`}>
@@ -124,12 +135,12 @@ export function ApiKeys({ organisation, can }: PageProps) {
             <caption class="visually-hidden">API keys</caption>
             <thead>
               <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Mode</th>
-                <th scope="col">State</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                {canWrite && <th scope="col">Actions</th>}
+                <th scope="col">{COLUMN.key}</th>
+                <th scope="col">{COLUMN.mode}</th>
+                <th scope="col">{COLUMN.state}</th>
+                <th scope="col">{COLUMN.created}</th>
+                <th scope="col">{COLUMN.lastUsed}</th>
+                {canWrite && <th scope="col">{COLUMN.actions}</th>}
               </tr>
             </thead>
             <tbody>

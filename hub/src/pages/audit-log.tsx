@@ -24,6 +24,16 @@ const TYPES = [
   'user.second_factor_enabled',
 ]
 
+// The column headers of this page's table, written once: each <th scope="col"> shows one and each data cell repeats it
+// in data-label, which the narrow layout (hub/src/styles.css) shows before the value, the thead being hidden.
+const COLUMN = {
+  when: 'When',
+  what: 'What',
+  who: 'Who',
+  from: 'From',
+  changes: 'Changes',
+} as const
+
 export function AuditLog({ organisation }: PageProps) {
   const [type, setType] = useState('')
   const [actorId, setActorId] = useState('')
@@ -91,23 +101,23 @@ export function AuditLog({ organisation }: PageProps) {
             <caption class="visually-hidden">Audit events</caption>
             <thead>
               <tr>
-                <th scope="col">When</th>
-                <th scope="col">What</th>
-                <th scope="col">Who</th>
-                <th scope="col">From</th>
-                <th scope="col">Changes</th>
+                <th scope="col">{COLUMN.when}</th>
+                <th scope="col">{COLUMN.what}</th>
+                <th scope="col">{COLUMN.who}</th>
+                <th scope="col">{COLUMN.from}</th>
+                <th scope="col">{COLUMN.changes}</th>
               </tr>
             </thead>
             <tbody>
               {data.data.map((event) => (
                 <tr key={event.id}>
-                  <td>{formatDate(event.createdAt)}</td>
+                  <td data-label={COLUMN.when}>{formatDate(event.createdAt)}</td>
                   <th scope="row">{event.type}</th>
-                  <td class="break">
+                  <td class="break" data-label={COLUMN.who}>
                     {event.actor.label} <span class="hint">({event.actor.type})</span>
                   </td>
-                  <td>{event.ip ?? '—'}</td>
-                  <td class="break">
+                  <td data-label={COLUMN.from}>{event.ip ?? '—'}</td>
+                  <td class="break stacked" data-label={COLUMN.changes}>
                     <code class="changes">{JSON.stringify(event.changes)}</code>
                   </td>
                 </tr>

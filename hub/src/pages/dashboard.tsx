@@ -32,6 +32,18 @@ interface DashboardData {
   organisations: Summary
 }
 
+// The column headers of the dashboard's tables, written once: each <th scope="col"> shows one and each data cell
+// repeats it in data-label, which the narrow layout (hub/src/styles.css) shows before the value, the thead being hidden.
+const COLUMN = {
+  name: 'Name',
+  country: 'Country',
+  credits: 'Credits',
+  tonnes: 'Tonnes',
+  contributions: 'Contributions',
+  allocations: 'Allocations',
+  reversals: 'Reversals',
+} as const
+
 const isWindowChoice = (value: string | null): value is WindowChoice => WINDOWS.some((w) => w.value === value)
 
 export function Dashboard({ organisations }: PageProps) {
@@ -282,16 +294,16 @@ function TimeSeries({
               <tr>
                 <th scope="col">{summary.groupBy === 'week' ? 'Week' : 'Day'}</th>
                 <th scope="col" class="number">
-                  Credits
+                  {COLUMN.credits}
                 </th>
                 <th scope="col" class="number">
-                  Contributions
+                  {COLUMN.contributions}
                 </th>
                 <th scope="col" class="number">
-                  Allocations
+                  {COLUMN.allocations}
                 </th>
                 <th scope="col" class="number">
-                  Reversals
+                  {COLUMN.reversals}
                 </th>
               </tr>
             </thead>
@@ -305,10 +317,18 @@ function TimeSeries({
                         {periodOf(g)}
                       </a>
                     </th>
-                    <td class="number">{formatMoney(t?.credits.total ?? 0, currencyCode)}</td>
-                    <td class="number">{formatMoney(t?.contributions.total ?? 0, currencyCode)}</td>
-                    <td class="number">{formatCount(t?.allocations ?? 0)}</td>
-                    <td class="number">{formatCount(t?.reversals ?? 0)}</td>
+                    <td class="number" data-label={COLUMN.credits}>
+                      {formatMoney(t?.credits.total ?? 0, currencyCode)}
+                    </td>
+                    <td class="number" data-label={COLUMN.contributions}>
+                      {formatMoney(t?.contributions.total ?? 0, currencyCode)}
+                    </td>
+                    <td class="number" data-label={COLUMN.allocations}>
+                      {formatCount(t?.allocations ?? 0)}
+                    </td>
+                    <td class="number" data-label={COLUMN.reversals}>
+                      {formatCount(t?.reversals ?? 0)}
+                    </td>
                   </tr>
                 )
               })}
@@ -347,19 +367,19 @@ function Breakdown(props: {
             <caption class="visually-hidden">{title}</caption>
             <thead>
               <tr>
-                <th scope="col">Name</th>
-                {withCountry && <th scope="col">Country</th>}
+                <th scope="col">{COLUMN.name}</th>
+                {withCountry && <th scope="col">{COLUMN.country}</th>}
                 <th scope="col" class="number">
-                  Credits
+                  {COLUMN.credits}
                 </th>
                 <th scope="col" class="number">
-                  Tonnes
+                  {COLUMN.tonnes}
                 </th>
                 <th scope="col" class="number">
-                  Contributions
+                  {COLUMN.contributions}
                 </th>
                 <th scope="col" class="number">
-                  Allocations
+                  {COLUMN.allocations}
                 </th>
               </tr>
             </thead>
@@ -375,11 +395,19 @@ function Breakdown(props: {
                       nameOf(group)
                     )}
                   </th>
-                  {withCountry && <td>{group.countryCode ?? '—'}</td>}
-                  <td class="number">{formatMoney(t.credits.total, t.currencyCode)}</td>
-                  <td class="number">{formatTonnes(t.credits.quantityTonnes)}</td>
-                  <td class="number">{formatMoney(t.contributions.total, t.currencyCode)}</td>
-                  <td class="number">{formatCount(t.allocations)}</td>
+                  {withCountry && <td data-label={COLUMN.country}>{group.countryCode ?? '—'}</td>}
+                  <td class="number" data-label={COLUMN.credits}>
+                    {formatMoney(t.credits.total, t.currencyCode)}
+                  </td>
+                  <td class="number" data-label={COLUMN.tonnes}>
+                    {formatTonnes(t.credits.quantityTonnes)}
+                  </td>
+                  <td class="number" data-label={COLUMN.contributions}>
+                    {formatMoney(t.contributions.total, t.currencyCode)}
+                  </td>
+                  <td class="number" data-label={COLUMN.allocations}>
+                    {formatCount(t.allocations)}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -5,6 +5,16 @@ import { api, type Organisation } from '../api'
 import { Empty, Field, FormError, Page, useSubmit } from '../ui'
 import type { PageProps } from './types'
 
+// The column headers of this page's table, written once: each <th scope="col"> shows one and each data cell repeats it
+// in data-label, which the narrow layout (hub/src/styles.css) shows before the value, the thead being hidden.
+const COLUMN = {
+  name: 'Name',
+  country: 'Country',
+  currency: 'Currency',
+  status: 'Status',
+  actions: 'Actions',
+} as const
+
 function Row({ organisation, depth, onChanged }: { organisation: Organisation; depth: number; onChanged: () => void }) {
   const active = organisation.status.value === 'active'
   const action = useSubmit(
@@ -16,10 +26,10 @@ function Row({ organisation, depth, onChanged }: { organisation: Organisation; d
       <th scope="row" class="break">
         <span class={`indent indent-${Math.min(depth, 4)}`}>{organisation.tradingName}</span>
       </th>
-      <td>{organisation.address.countryCode}</td>
-      <td>{organisation.currencyCode}</td>
-      <td>{active ? 'Active' : 'Deactivated'}</td>
-      <td>
+      <td data-label={COLUMN.country}>{organisation.address.countryCode}</td>
+      <td data-label={COLUMN.currency}>{organisation.currencyCode}</td>
+      <td data-label={COLUMN.status}>{active ? 'Active' : 'Deactivated'}</td>
+      <td class="stacked" data-label={COLUMN.actions}>
         <button
           type="button"
           class={active ? 'danger' : 'secondary'}
@@ -85,11 +95,11 @@ export function Organisations({ organisation, organisations, reloadOrganisations
             <caption class="visually-hidden">Organisations below {organisation.tradingName}</caption>
             <thead>
               <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Country</th>
-                <th scope="col">Currency</th>
-                <th scope="col">Status</th>
-                <th scope="col">Actions</th>
+                <th scope="col">{COLUMN.name}</th>
+                <th scope="col">{COLUMN.country}</th>
+                <th scope="col">{COLUMN.currency}</th>
+                <th scope="col">{COLUMN.status}</th>
+                <th scope="col">{COLUMN.actions}</th>
               </tr>
             </thead>
             <tbody>

@@ -12,6 +12,16 @@ const ROLE_TEXT: Record<Role, string> = {
   analyst: 'analyst — read impact and allocations',
 }
 
+// The column headers of this page's table, written once: each <th scope="col"> shows one and each data cell repeats it
+// in data-label, which the narrow layout (hub/src/styles.css) shows before the value, the thead being hidden.
+const COLUMN = {
+  email: 'Email',
+  status: 'Status',
+  secondFactor: 'Second factor',
+  added: 'Added',
+  roleAndActions: 'Role and actions',
+} as const
+
 function UserRow({ user, self, onChanged }: { user: HubUser; self: boolean; onChanged: () => void }) {
   const [role, setRole] = useState<Role>(user.role)
   const change = useSubmit(() => api('PATCH', `/users/${user.id}`, { role }), onChanged)
@@ -22,10 +32,10 @@ function UserRow({ user, self, onChanged }: { user: HubUser; self: boolean; onCh
         {user.email}
         {self && ' (you)'}
       </th>
-      <td>{user.status === 'invited' ? 'Invited' : 'Active'}</td>
-      <td>{user.secondFactor ? 'On' : 'Off'}</td>
-      <td>{formatDate(user.createdAt)}</td>
-      <td>
+      <td data-label={COLUMN.status}>{user.status === 'invited' ? 'Invited' : 'Active'}</td>
+      <td data-label={COLUMN.secondFactor}>{user.secondFactor ? 'On' : 'Off'}</td>
+      <td data-label={COLUMN.added}>{formatDate(user.createdAt)}</td>
+      <td class="stacked" data-label={COLUMN.roleAndActions}>
         <div class="row-actions">
           <Field label={`Role of ${user.email}`} error={change.fieldError('/role')}>
             {(props) => (
@@ -116,11 +126,11 @@ export function Users({ organisation, session }: PageProps) {
             <caption class="visually-hidden">Users</caption>
             <thead>
               <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Status</th>
-                <th scope="col">Second factor</th>
-                <th scope="col">Added</th>
-                <th scope="col">Role and actions</th>
+                <th scope="col">{COLUMN.email}</th>
+                <th scope="col">{COLUMN.status}</th>
+                <th scope="col">{COLUMN.secondFactor}</th>
+                <th scope="col">{COLUMN.added}</th>
+                <th scope="col">{COLUMN.roleAndActions}</th>
               </tr>
             </thead>
             <tbody>

@@ -5,6 +5,16 @@ import { api, query, type WebhookDelivery, type WebhookEndpoint } from '../api'
 import { Empty, Field, FormError, formatDate, Page, ShownOnce, useLoad, useSubmit } from '../ui'
 import type { PageProps } from './types'
 
+// The column headers of the deliveries table, written once: each <th scope="col"> shows one and each data cell repeats it
+// in data-label, which the narrow layout (hub/src/styles.css) shows before the value, the thead being hidden.
+const COLUMN = {
+  event: 'Event',
+  status: 'Status',
+  attempts: 'Attempts',
+  created: 'Created',
+  actions: 'Actions',
+} as const
+
 function RetryButton({ delivery, endpoint, onDone }: { delivery: WebhookDelivery; endpoint: WebhookEndpoint; onDone: () => void }) {
   const retry = useSubmit(() => api('POST', `/webhook-endpoints/deliveries/${delivery.id}/retry`), onDone)
   return (
@@ -38,19 +48,19 @@ function Deliveries({ endpoint, canWrite }: { endpoint: WebhookEndpoint; canWrit
             <caption class="visually-hidden">Deliveries to {endpoint.url}</caption>
             <thead>
               <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Created</th>
-                {canWrite && <th scope="col">Actions</th>}
+                <th scope="col">{COLUMN.event}</th>
+                <th scope="col">{COLUMN.status}</th>
+                <th scope="col">{COLUMN.attempts}</th>
+                <th scope="col">{COLUMN.created}</th>
+                {canWrite && <th scope="col">{COLUMN.actions}</th>}
               </tr>
             </thead>
             <tbody>
               {data.data.map((delivery) => (
                 <tr key={delivery.id}>
                   <th scope="row">{delivery.eventType}</th>
-                  <td>{delivery.status}</td>
-                  <td>
+                  <td data-label={COLUMN.status}>{delivery.status}</td>
+                  <td class="stacked" data-label={COLUMN.attempts}>
                     {delivery.attempts.length === 0 ? (
                       'None yet'
                     ) : (
@@ -64,9 +74,9 @@ function Deliveries({ endpoint, canWrite }: { endpoint: WebhookEndpoint; canWrit
                       </ul>
                     )}
                   </td>
-                  <td>{formatDate(delivery.createdAt)}</td>
+                  <td data-label={COLUMN.created}>{formatDate(delivery.createdAt)}</td>
                   {canWrite && (
-                    <td>
+                    <td class="stacked" data-label={COLUMN.actions}>
                       <RetryButton delivery={delivery} endpoint={endpoint} onDone={reload} />
                     </td>
                   )}
