@@ -297,7 +297,7 @@ export interface AllocationRollupsTable {
   dimension: 'total' | 'partner' | 'project'
   /** The records' organisation, or the nil uuid: the whole tree. */
   organisation_id: string
-  grain: 'day' | 'hour' | 'quarter'
+  grain: 'week' | 'day' | 'hour' | 'quarter'
   period_start: Date
   /** The impact partner or project; the nil uuid for 'total'. */
   group_id: string

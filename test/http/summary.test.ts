@@ -4,6 +4,7 @@ import fc from 'fast-check'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_PARTNER_IDS } from '../../src/domain/data/demo-catalogue.js'
+import { migrateDown, migrateToLatest } from '../../src/db/migrate.js'
 import { readSummaries } from '../../src/db/repositories/allocation-rollups.js'
 import { planPieces, ROLLUP_GRAINS } from '../../src/domain/summary.js'
 import { rebuildRollups, resetRollups, rollUpTo, verifyRollups } from '../../src/services/summary-rollups.js'
@@ -610,7 +611,7 @@ describe('rollups', () => {
     await rollTo(until)
     const atOnce = await rows()
     expect(atOnce.length).toBeGreaterThan(0)
-    expect(new Set(atOnce.map((r) => r.grain))).toEqual(new Set(['day', 'hour', 'quarter']))
+    expect(new Set(atOnce.map((r) => r.grain))).toEqual(new Set(['week', 'day', 'hour', 'quarter']))
     await resetRollups(t.db, t.clock.now())
     // Ragged steps, three callers each time: the state row's lock lets one add each span once.
     for (const step of [
@@ -625,6 +626,16 @@ describe('rollups', () => {
     }
     expect(await rows()).toEqual(atOnce)
     expect((await state())?.rolled_until?.toISOString()).toBe(until.toISOString())
+  })
+
+  it('gain their week rows by migration exactly as the worker writes them (the sums of the day rows)', async () => {
+    await rollTo(new Date('2027-03-28T00:45:00Z'))
+    const byWorker = await rows()
+    expect(byWorker.some((r) => r.grain === 'week')).toBe(true)
+    expect(await migrateDown(t.db)).toEqual(['2026_11_25_002200_weekly_rollups'])
+    expect((await rows()).some((r) => r.grain === 'week')).toBe(false)
+    expect(await migrateToLatest(t.db)).toEqual(['2026_11_25_002200_weekly_rollups'])
+    expect(await rows()).toEqual(byWorker)
   })
 
   it('hold, in every grain, dimension and scope, exactly the records before rolled_until (gaps of months skipped)', async () => {
@@ -651,7 +662,8 @@ describe('rollups', () => {
         SELECT DISTINCT dimension, CASE WHEN organisation_id = '00000000-0000-0000-0000-000000000000' THEN 'tree' ELSE 'organisation' END AS scope, grain
         FROM allocation_rollups`.execute(t.db)
       ).rows
-      expect(sets).toHaveLength(11)
+      // total: week, day, hour, quarter (tree) + day, hour (organisations); partner and project: week, day, hour + day.
+      expect(sets).toHaveLength(14)
       for (const set of sets) {
         const { rows: stored } = await sql<Record<string, string>>`
           SELECT root_organisation_id::text AS root, currency_code AS currency, sum(allocations)::text AS allocations, sum(reversals)::text AS reversals,

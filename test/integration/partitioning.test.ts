@@ -94,10 +94,11 @@ describe('the migration', () => {
     expect(before.quotes?.length).toBe(4)
 
     // Down past the partitioning (and the migration after it), then up again.
-    expect(await migrateDown(t.db)).toEqual(['2026_11_25_002100_small_webhook_events'])
+    const after = ['2026_11_25_002200_weekly_rollups', '2026_11_25_002100_small_webhook_events']
+    for (const name of after) expect(await migrateDown(t.db)).toEqual([name])
     expect(await migrateDown(t.db)).toEqual(['2026_11_25_001900_partition_history'])
     expect(await relkind('quotes')).toBe('r')
-    expect(await migrateToLatest(t.db)).toEqual(['2026_11_25_001900_partition_history', '2026_11_25_002100_small_webhook_events'])
+    expect(await migrateToLatest(t.db)).toEqual(['2026_11_25_001900_partition_history', ...[...after].reverse()])
     for (const table of ['quotes', 'sessions', 'webhook_attempts', 'tax_receipts']) expect(await relkind(table)).toBe('p')
     for (const table of tables) expect(await rowsOf(table), table).toEqual(before[table])
     expect(await answers()).toEqual(answered)

@@ -21,6 +21,7 @@ import {
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000'
 const EPOCH = sql`timestamptz '1970-01-01 00:00:00+00'`
 const INTERVAL: Record<RollupGrain, RawBuilder<unknown>> = {
+  week: sql`interval '7 days'`,
   day: sql`interval '1 day'`,
   hour: sql`interval '1 hour'`,
   quarter: sql`interval '15 minutes'`,
@@ -258,7 +259,7 @@ export async function countRollupRows(db: Kysely<Database>): Promise<Record<Roll
     .select(['grain', (eb) => eb.fn.countAll<string>().as('rows')])
     .groupBy('grain')
     .execute()
-  const counts: Record<RollupGrain, number> = { day: 0, hour: 0, quarter: 0 }
+  const counts: Record<RollupGrain, number> = { week: 0, day: 0, hour: 0, quarter: 0 }
   for (const row of rows) counts[row.grain] = Number(row.rows)
   return counts
 }

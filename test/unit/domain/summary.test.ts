@@ -179,6 +179,33 @@ describe('planPieces', () => {
     ])
   })
 
+  it('a year by partner reads rollup weeks (from a Thursday), days and hours at its edges', () => {
+    const pieces = planPieces(
+      [{ from: d('2025-01-01T00:00:00Z'), to: d('2026-01-01T00:00:00Z') }],
+      d('2026-06-01T00:00:00Z'),
+      ROLLUP_GRAINS.partner.tree,
+    )
+    // 2025-01-01 is a Wednesday: its day, then the 52 weeks from Thursday 2025-01-02 (one range of week rows).
+    expect(show(pieces)).toEqual([
+      [0, 'day', '2025-01-01T00:00:00.000Z', '2025-01-02T00:00:00.000Z'],
+      [0, 'week', '2025-01-02T00:00:00.000Z', '2026-01-01T00:00:00.000Z'],
+    ])
+    // A window ending mid-week: the last whole week, then days, then hours.
+    expect(
+      show(
+        planPieces(
+          [{ from: d('2025-01-02T00:00:00Z'), to: d('2025-01-19T06:00:00Z') }],
+          d('2026-06-01T00:00:00Z'),
+          ROLLUP_GRAINS.partner.tree,
+        ),
+      ),
+    ).toEqual([
+      [0, 'week', '2025-01-02T00:00:00.000Z', '2025-01-16T00:00:00.000Z'],
+      [0, 'day', '2025-01-16T00:00:00.000Z', '2025-01-19T00:00:00.000Z'],
+      [0, 'hour', '2025-01-19T00:00:00.000Z', '2025-01-19T06:00:00.000Z'],
+    ])
+  })
+
   it('London days read 24 hour rows of UTC; a UTC day one row', () => {
     const buckets = timeBuckets('day', d('2026-06-01T23:00:00Z'), d('2026-06-03T23:00:00Z'), 'Europe/London')
     expect(show(planPieces(buckets, d('2027-01-01T00:00:00Z'), total))).toEqual([
@@ -194,11 +221,13 @@ describe('planPieces', () => {
     const grainSets: (readonly RollupGrain[])[] = [
       ROLLUP_GRAINS.total.tree,
       ROLLUP_GRAINS.total.organisation,
+      ROLLUP_GRAINS.partner.tree,
       ROLLUP_GRAINS.partner.organisation,
     ]
     fc.assert(
       fc.property(
-        fc.array(fc.integer({ min: 1, max: 5 * 86_400_000 }), { minLength: 1, maxLength: 6 }),
+        // Buckets from a millisecond to 40 days: weeks, days, hours and quarter-hours all fit some of them.
+        fc.array(fc.integer({ min: 1, max: 40 * 86_400_000 }), { minLength: 1, maxLength: 6 }),
         fc.integer({ min: Date.UTC(2025, 0, 1), max: Date.UTC(2026, 0, 1) }),
         fc.option(fc.integer({ min: Date.UTC(2024, 11, 1), max: Date.UTC(2026, 2, 1) }), { nil: null }),
         fc.constantFrom(...grainSets),
