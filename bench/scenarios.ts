@@ -177,6 +177,16 @@ const allocationBody = (m: MerchantWithQuote) => ({
   quoteId: m.quoteId,
   credits: { amount: m.creditsTotal },
 })
+/** A new allocation of the group's quote (a new Idempotency-Key per request). */
+const newAllocation = (name: string, body: (m: MerchantWithQuote) => unknown = allocationBody): Scenario<MerchantWithQuote> => ({
+  name,
+  method: 'POST',
+  path: () => '/funds/allocations',
+  body,
+  headers: bearer,
+  perRequestHeaders: () => ({ 'idempotency-key': randomUUID() }),
+  expectStatus: 201,
+})
 const replayKey = randomUUID()
 const QUOTE_METRICS_OFF = 'POST /quotes/carbon (metrics off)'
 
@@ -213,16 +223,7 @@ const core = defineGroup<Merchant, MerchantWithQuote>({
       expectStatus: 200,
       target: { minRatio: 0.6 },
     },
-    {
-      name: 'POST /funds/allocations (new keys)',
-      method: 'POST',
-      path: () => '/funds/allocations',
-      body: allocationBody,
-      headers: bearer,
-      perRequestHeaders: () => ({ 'idempotency-key': randomUUID() }),
-      expectStatus: 201,
-      target: { minRatio: 0.6 },
-    },
+    { ...newAllocation('POST /funds/allocations (new keys)'), target: { minRatio: 0.6 } },
     {
       // The first request (in the warm-up) creates the allocation; every later one replays it.
       name: 'POST /funds/allocations (replays)',
@@ -290,17 +291,7 @@ const profitShareGroup = (name: string, label: string, billing: boolean) =>
     name,
     seed: (db) => seedProfitShareTree(db, billing),
     prepare: createQuote,
-    scenarios: [
-      {
-        name: `POST /funds/allocations (new keys, ${label})`,
-        method: 'POST',
-        path: () => '/funds/allocations',
-        body: allocationBody,
-        headers: bearer,
-        perRequestHeaders: () => ({ 'idempotency-key': randomUUID() }),
-        expectStatus: 201,
-      },
-    ],
+    scenarios: [newAllocation(`POST /funds/allocations (new keys, ${label})`)],
   })
 
 /** A new allocation paying for the quote's credits and a contribution (split among the demo's contribution partners). */
@@ -309,15 +300,10 @@ const withContribution = defineGroup<Merchant, MerchantWithQuote>({
   seed: seedMerchant,
   prepare: createQuote,
   scenarios: [
-    {
-      name: 'POST /funds/allocations (new keys, credits + contribution)',
-      method: 'POST',
-      path: () => '/funds/allocations',
-      body: (m) => ({ ...allocationBody(m), contribution: { amount: 5 } }),
-      headers: bearer,
-      perRequestHeaders: () => ({ 'idempotency-key': randomUUID() }),
-      expectStatus: 201,
-    },
+    newAllocation('POST /funds/allocations (new keys, credits + contribution)', (m) => ({
+      ...allocationBody(m),
+      contribution: { amount: 5 },
+    })),
   ],
 })
 
@@ -351,17 +337,7 @@ const withWebhookEndpoint = defineGroup<Merchant, MerchantWithQuote>({
     return merchant
   },
   prepare: createQuote,
-  scenarios: [
-    {
-      name: 'POST /funds/allocations (new keys, one webhook endpoint)',
-      method: 'POST',
-      path: () => '/funds/allocations',
-      body: allocationBody,
-      headers: bearer,
-      perRequestHeaders: () => ({ 'idempotency-key': randomUUID() }),
-      expectStatus: 201,
-    },
-  ],
+  scenarios: [newAllocation('POST /funds/allocations (new keys, one webhook endpoint)')],
 })
 
 /**

@@ -8,7 +8,7 @@ import { findImpactRecordsByIds } from '../../db/repositories/impact-records.js'
 import { storeDeliveryBodies, type ClaimedDelivery, type RecordEventDraft } from '../../db/repositories/webhooks.js'
 import type { ImpactAmounts, ImpactLineAmounts, ImpactRecord } from '../../domain/impact-record.js'
 import type { Footprint } from '../../domain/types.js'
-import { ekkoEventBody, standardEventBody, type EventType } from '../../domain/webhooks.js'
+import { ekkoEventBody, EVENT_TYPES, standardEventBody, type EventType, type WebhookFormat } from '../../domain/webhooks.js'
 import { impactRecordOf } from '../reconciliation.js'
 
 /** Wakes this process's webhook worker once events are committed. */
@@ -107,7 +107,7 @@ export function impactEventBodies(options: {
   return { standard, ekko }
 }
 
-const isRecordEventType = (type: string): type is EventType => type === 'allocation.created' || type === 'allocation.reversed'
+const isRecordEventType = (type: string): type is EventType => (EVENT_TYPES as readonly string[]).includes(type)
 
 /**
  * Claimed deliveries with their bodies: a record's event claimed for the first time (or for the first time since its
@@ -116,16 +116,18 @@ const isRecordEventType = (type: string): type is EventType => type === 'allocat
  * delivery whose record cannot be read keeps a null body.
  */
 export async function withRenderedBodies(db: Kysely<Database>, claimed: ClaimedDelivery[]): Promise<ClaimedDelivery[]> {
-  const toRender = claimed.filter((d) => d.body === null && d.toRender !== null && isRecordEventType(d.eventType))
+  const toRender = claimed.flatMap((d) =>
+    d.body === null && d.toRender !== null && isRecordEventType(d.eventType) ? [{ delivery: d, type: d.eventType, ...d.toRender }] : [],
+  )
   if (toRender.length === 0) return claimed
-  const stored = await findImpactRecordsByIds(db, [...new Set(toRender.map((d) => d.toRender?.sourceId ?? ''))])
+  const stored = await findImpactRecordsByIds(db, [...new Set(toRender.map((r) => r.sourceId))])
   const records = new Map(stored.map((r) => [r.id, impactRecordOf(r)]))
-  const rendered: { deliveryId: string; format: 'standard' | 'ekko'; body: string }[] = []
-  for (const d of toRender) {
-    const record = d.toRender && records.get(d.toRender.sourceId)
-    if (!record || !d.toRender || !isRecordEventType(d.eventType)) continue
-    const bodies = impactEventBodies({ id: d.eventId, type: d.eventType, record, quoteCo2eGrams: d.toRender.quoteCo2eGrams })
-    rendered.push({ deliveryId: d.id, format: d.format, body: d.format === 'ekko' ? bodies.ekko : bodies.standard })
+  const rendered: { deliveryId: string; format: WebhookFormat; body: string }[] = []
+  for (const { delivery, type, sourceId, quoteCo2eGrams } of toRender) {
+    const record = records.get(sourceId)
+    if (!record) continue
+    const bodies = impactEventBodies({ id: delivery.eventId, type, record, quoteCo2eGrams })
+    rendered.push({ deliveryId: delivery.id, format: delivery.format, body: delivery.format === 'ekko' ? bodies.ekko : bodies.standard })
   }
   const bodies = await storeDeliveryBodies(db, rendered)
   return claimed.map((d) => {
