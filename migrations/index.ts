@@ -21,6 +21,7 @@ import * as m001700 from './2026_11_24_001700_allocation_rollups.js'
 import * as m001900 from './2026_11_25_001900_partition_history.js'
 import * as m002100 from './2026_11_25_002100_small_webhook_events.js'
 import * as m002200 from './2026_11_25_002200_weekly_rollups.js'
+import * as m002300 from './2026_11_25_002300_partition_ledger.js'
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000100_organisations_and_api_keys': m000100,
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_25_001900_partition_history': m001900,
   '2026_11_25_002100_small_webhook_events': m002100,
   '2026_11_25_002200_weekly_rollups': m002200,
+  '2026_11_25_002300_partition_ledger': m002300,
 }

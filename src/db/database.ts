@@ -272,11 +272,34 @@ export interface AllocationEntriesTable {
 export interface AllocationReversalsTable {
   id: string
   allocation_id: string
+  /** Its allocation's created_at: names the allocation's partition row (the foreign key holds it). */
+  allocation_created_at: Date
   organisation_id: string
   created_at: Date
   /** Copied from its allocation when written. */
   root_organisation_id: string
   consumer_reference: string | null
+}
+
+/**
+ * One row per (organisation, Idempotency-Key) of an allocation (migrations/2026_11_25_002000_partition_ledger.ts): the
+ * lookup that decides every retry, one index probe naming the allocation's partition row. Kept as long as allocations.
+ */
+export interface AllocationIdempotencyKeysTable {
+  organisation_id: string
+  idempotency_key: string
+  allocation_id: string
+  allocation_created_at: Date
+}
+
+/**
+ * One reversal per allocation (migrations/2026_11_25_002300_partition_ledger.ts): reversals are partitioned by their own
+ * time, so the allocation's unique key lives here, naming the reversal's partition row.
+ */
+export interface AllocationReversalKeysTable {
+  allocation_id: string
+  reversal_id: string
+  reversal_created_at: Date
 }
 
 /** One row per distinct impact partner of a reconciliation record (migrations/2026_11_23_001400_impact_partner_records.ts). */
@@ -289,6 +312,8 @@ export interface ImpactRecordPartnersTable {
   record_id: string
   organisation_id: string
   allocation_id: string
+  /** The allocation's created_at (its partition): the record's own time for an allocation, not for a reversal. */
+  allocation_created_at: Date
 }
 
 /** Sums of impact records per period (migrations/2026_11_24_001700_allocation_rollups.ts, docs/summary.md). */
@@ -522,6 +547,8 @@ export interface Database {
   allocations: AllocationsTable
   allocation_entries: AllocationEntriesTable
   allocation_reversals: AllocationReversalsTable
+  allocation_idempotency_keys: AllocationIdempotencyKeysTable
+  allocation_reversal_keys: AllocationReversalKeysTable
   impact_record_partners: ImpactRecordPartnersTable
   tax_receipts: TaxReceiptsTable
   allocation_rollups: AllocationRollupsTable

@@ -4,16 +4,43 @@
 
 /**
  * The partitioned tables, in the order maintenance visits them: sessions before quotes, whose months they reference
- * (a quote's month is dropped after its sessions').
+ * (a quote's month is dropped after its sessions'). The ledger's tables (LEDGER_TABLES) get their months made ahead
+ * like the others and are never dropped.
  */
-export const PARTITIONED_TABLES = ['sessions', 'quotes', 'webhook_attempts', 'tax_receipts'] as const
+export const PARTITIONED_TABLES = [
+  'sessions',
+  'quotes',
+  'webhook_attempts',
+  'tax_receipts',
+  'allocations',
+  'allocation_reversals',
+  'impact_record_partners',
+  'webhook_events',
+  'webhook_deliveries',
+] as const
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number]
+
+/** What reconciliation, statements, summaries and the audit trail read: kept forever, whatever the retention settings. */
+export const LEDGER_TABLES: ReadonlySet<PartitionedTable> = new Set([
+  'allocations',
+  'allocation_reversals',
+  'impact_record_partners',
+  'webhook_events',
+  'webhook_deliveries',
+])
 
 export const PARTITION_KEY: Readonly<Record<PartitionedTable, string>> = {
   quotes: 'created_at',
   sessions: 'created_at',
   webhook_attempts: 'attempted_at',
   tax_receipts: 'created_at',
+  allocations: 'created_at',
+  // A reversal lives in its own month (a window of records reads the reversals made in it); one reversal per allocation
+  // is kept by allocation_reversal_keys.
+  allocation_reversals: 'created_at',
+  impact_record_partners: 'funds_date_time',
+  webhook_events: 'created_at',
+  webhook_deliveries: 'created_at',
 }
 
 /** Months created ahead of the current one, so that a stopped maintenance job leaves months of margin. */
@@ -28,8 +55,11 @@ export interface Retention {
   taxReceiptDays: number
 }
 
-const retentionDays = (table: PartitionedTable, r: Retention): number =>
-  table === 'quotes' || table === 'sessions' ? r.quoteDays : table === 'webhook_attempts' ? r.webhookAttemptDays : r.taxReceiptDays
+/** Days a month of `table` is kept after its end; undefined: forever (the ledger). */
+function retentionDays(table: PartitionedTable, r: Retention): number | undefined {
+  if (LEDGER_TABLES.has(table)) return undefined
+  return table === 'quotes' || table === 'sessions' ? r.quoteDays : table === 'webhook_attempts' ? r.webhookAttemptDays : r.taxReceiptDays
+}
 
 /**
  * Whether a quote made at `createdAt` is past its retention at `now` (QUOTE_RETENTION_DAYS): from then on retention may
@@ -76,9 +106,10 @@ export const monthsToCreate = (now: Date): Month[] => monthsBetween(monthOf(now)
 
 /**
  * Whether retention drops the partition of `month` at `now`: every instant it can hold is older than the table's
- * retention (its end is at least that many days before now). Never the current month or a later one.
+ * retention (its end is at least that many days before now). Never the current month or a later one, never the ledger.
  */
 export function isExpired(table: PartitionedTable, month: Month, now: Date, retention: Retention): boolean {
   const days = retentionDays(table, retention)
+  if (days === undefined) return false
   return monthEnd(month).getTime() <= now.getTime() - days * 86_400_000
 }

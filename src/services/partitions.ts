@@ -20,6 +20,7 @@ import {
 } from '../db/repositories/partitions.js'
 import {
   isExpired,
+  LEDGER_TABLES,
   monthEnd,
   monthOfPartition,
   monthStart,
@@ -64,7 +65,15 @@ export async function maintainPartitions(deps: MaintenanceDeps): Promise<Mainten
       for (const month of monthsToCreate(now)) {
         const name = partitionName(table, month)
         if (existing.has(name)) continue
-        const { moved } = await createPartition(db, table, PARTITION_KEY[table], name, { from: monthStart(month), to: monthEnd(month) })
+        // The ledger's rows are referenced by key (a reversal's allocation, a delivery's event) and are not moved: a
+        // month whose rows the default partition already holds keeps them there.
+        const ledger = LEDGER_TABLES.has(table)
+        const range = { from: monthStart(month), to: monthEnd(month) }
+        const { moved, waiting } = await createPartition(db, table, PARTITION_KEY[table], name, range, !ledger)
+        if (waiting > 0) {
+          result.kept.push({ partition: name, reason: `not created: ${waiting} row(s) of this month are in ${table}_default` })
+          continue
+        }
         result.created.push(name)
         result.movedFromDefault += moved
       }

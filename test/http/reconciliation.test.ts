@@ -4,7 +4,7 @@ import fc from 'fast-check'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrateDown, migrateToLatest } from '../../src/db/migrate.js'
-import { explainImpactRecords, type ImpactRecordPage } from '../../src/db/repositories/impact-records.js'
+import { explainImpactRecords, findImpactRecords, type ImpactRecordPage } from '../../src/db/repositories/impact-records.js'
 import { DEMO_PARTNER_IDS } from '../../src/domain/data/demo-catalogue.js'
 import { client, createTestApp, type TestApp } from '../helpers/app.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
@@ -576,7 +576,7 @@ describe('impact_record_partners', () => {
     expect(stored).toEqual(derived)
   })
 
-  it('a partner page is an ordered read of its key, joined by primary key: no Sort node, either direction', async () => {
+  it('a partner page is an ordered read of its key, then its allocations by primary key in their month: no Sort node, either direction', async () => {
     const filter = {
       rootOrganisationId: parent.organisationId,
       from: new Date('2026-11-21T00:00:00Z'),
@@ -586,18 +586,59 @@ describe('impact_record_partners', () => {
     const position = { time: '2026-11-21 10:30:00+00', id: randomUUID() }
     const pages: ImpactRecordPage[] = [
       { filter, direction: 'forward', limit: 11 },
-      { filter: { ...filter, organisationIds: [childA.organisationId] }, after: position, direction: 'forward', limit: 11 },
+      {
+        filter: { ...filter, organisationIds: [childA.organisationId] },
+        after: { ...position, time: '2026-11-21 10:00:00+00' },
+        direction: 'forward',
+        limit: 11,
+      },
       { filter, before: position, direction: 'backward', limit: 11 },
     ]
     for (const page of pages) {
+      expect((await findImpactRecords(t.db, page)).length, JSON.stringify(page)).toBeGreaterThan(0)
       // A few dozen rows would be read whole and sorted: the planner is told to prefer indexes, as it does at scale.
       const plan = await t.db.transaction().execute(async (trx) => {
         await sql`SET LOCAL enable_seqscan = off`.execute(trx)
         await sql`SET LOCAL enable_bitmapscan = off`.execute(trx)
         return (await explainImpactRecords(trx, page)).join('\n')
       })
-      expect(plan).toMatch(/Index (Only )?Scan( Backward)? using impact_record_partners_pkey/)
+      // The window's month of the partner rows, then the page's allocations by (id, created_at) in that month alone.
+      expect(plan, plan).toMatch(/Index (Only )?Scan( Backward)? using impact_record_partners_p2026_11_pkey/)
+      expect(plan, plan).toMatch(/Index Cond: \(\(id = ANY .*\) AND \(created_at = ANY /)
+      expect(plan.match(/allocations_p\d{4}_\d{2}\b/g) ?? [], plan).toEqual(['allocations_p2026_11'])
+      expect(plan, plan).not.toMatch(/_default|impact_record_partners_p2026_12/)
       expect(plan).not.toMatch(/Sort/)
+    }
+  })
+
+  it("a tree's page reads only its window's months of allocations and reversals, merged in order: no Sort node", async () => {
+    const filter = {
+      rootOrganisationId: parent.organisationId,
+      from: new Date('2026-11-21T00:00:00Z'),
+      to: new Date('2026-11-22T00:00:00Z'),
+    }
+    const pages: ImpactRecordPage[] = [
+      { filter, direction: 'forward', limit: 11 },
+      {
+        filter: { ...filter, consumerReference: 'consumer_1', impactPartnerId: DEMO_PARTNER_IDS.oceanCommons },
+        direction: 'forward',
+        limit: 11,
+      },
+      { filter: { ...filter, consumerReference: 'consumer_1' }, direction: 'backward', limit: 11 },
+    ]
+    for (const page of pages) {
+      expect((await findImpactRecords(t.db, page)).length, JSON.stringify(page)).toBeGreaterThan(0)
+      const plan = await t.db.transaction().execute(async (trx) => {
+        await sql`SET LOCAL enable_seqscan = off`.execute(trx)
+        await sql`SET LOCAL enable_bitmapscan = off`.execute(trx)
+        return (await explainImpactRecords(trx, page)).join('\n')
+      })
+      expect(plan, plan).toMatch(/Merge Append/)
+      expect(plan, plan).toMatch(/allocation_reversals_p2026_11/)
+      // Only a reversal's own allocation (read per row for a partner filter, pruned when run) may be in any month.
+      const scans = plan.split('SubPlan')[0] ?? ''
+      expect(scans, plan).not.toMatch(/_default|_p2026_12|_p2027_/)
+      expect(plan, plan).not.toMatch(/(^|->\s+)Sort\s+\(/m)
     }
   })
 

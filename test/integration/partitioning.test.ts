@@ -39,7 +39,7 @@ async function checkout(options: { allocate?: boolean; receipt?: boolean } = {})
 }
 
 const rowsOf = async (table: string) =>
-  (await sql<Record<string, unknown>>`SELECT * FROM ${sql.table(table)} ORDER BY id`.execute(t.db)).rows.map((r) => JSON.stringify(r))
+  (await sql<Record<string, unknown>>`SELECT * FROM ${sql.table(table)}`.execute(t.db)).rows.map((r) => JSON.stringify(r)).sort()
 
 const partitionNames = async (table: string) =>
   (await partitionListing(t.db)).find((l) => l.table === table)?.partitions.map((p) => p.name) ?? []
@@ -60,11 +60,20 @@ afterAll(async () => {
 
 describe('the migration', () => {
   it('converts tables holding rows in several months (and beyond the partitions made ahead) without losing one', async () => {
+    // An endpoint, so that events have deliveries (the worker is off: they stay pending).
+    const endpoint = await client(t.app, org.apiKey).post('/v3/webhook-endpoints', {
+      url: 'https://hooks.example.com/canopy',
+      organisationId: org.organisationId,
+    })
+    expect(endpoint.statusCode).toBe(201)
     const made: { quoteId: string; allocationId?: string | undefined }[] = []
     made.push(await checkout({ allocate: true, receipt: true }))
     made.push(await checkout())
     t.clock.advance(35 * DAY)
     made.push(await checkout({ allocate: true }))
+    // A reversal, in a later month than its allocation (a reversal is partitioned by its own time).
+    t.clock.advance(35 * DAY)
+    expect((await client(t.app, org.apiKey).post(`/funds/allocations/${made[0]?.allocationId}/reverse`)).statusCode).toBe(201)
     await client(t.app, org.apiKey).post('/v3/post-purchase/sessions', {
       organisationId: org.organisationId,
       sdkVariant: 'embedded',
@@ -73,7 +82,24 @@ describe('the migration', () => {
     })
     await sql`INSERT INTO webhook_attempts (id, delivery_id, attempted_at, duration_ms, status_code)
               SELECT gen_random_uuid(), d.id, d.created_at, 12, 200 FROM webhook_deliveries d`.execute(t.db)
-    const tables = ['quotes', 'sessions', 'tax_receipts', 'allocations', 'webhook_attempts']
+    const tables = [
+      'quotes',
+      'sessions',
+      'tax_receipts',
+      'allocations',
+      'allocation_reversals',
+      'impact_record_partners',
+      'webhook_events',
+      'webhook_deliveries',
+      'webhook_attempts',
+      'allocation_idempotency_keys',
+      'allocation_reversal_keys',
+    ]
+    // The small events' migration can be undone only where every event has a body: give these events a body of the
+    // old shape (what its up reads source_id from) and no quote footprint (a column its down drops).
+    await sql`UPDATE webhook_events SET quote_co2e_grams = NULL, body = json_build_object('id', id, 'type', type, 'data',
+                CASE WHEN type = 'allocation.reversed' THEN json_build_object('reversalId', source_id)
+                     ELSE json_build_object('fundsAllocationId', source_id) END)::text`.execute(t.db)
     const before = Object.fromEntries(await Promise.all(tables.map(async (table) => [table, await rowsOf(table)] as const)))
     const answers = async () =>
       Promise.all(
@@ -86,21 +112,52 @@ describe('the migration', () => {
                 client(t.app, org.apiKey)
                   .get(`/funds/allocations/${allocationId}`)
                   .then((r) => r.body),
+                client(t.app, org.apiKey)
+                  .get(`/funds/allocations/${allocationId}/impact`)
+                  .then((r) => r.body),
               ]
             : []),
         ]),
       )
+    const window = `dateTimeFrom=2026-01-01T00:00:00Z&dateTimeTo=2027-01-01T00:00:00Z`
+    const lists = async () =>
+      Promise.all(
+        [`/v3/funds/allocations/impact?${window}`, `/v3/funds/allocations/summary?${window}&groupBy=month`].map((path) =>
+          client(t.app, org.apiKey)
+            .get(path)
+            .then((r) => `${r.statusCode} ${r.body}`),
+        ),
+      )
     const answered = await answers()
+    const listed = await lists()
     expect(before.quotes?.length).toBe(4)
+    expect(before.allocation_reversals?.length).toBe(1)
+    expect(before.webhook_deliveries?.length).toBe(3)
+    expect(before.allocation_idempotency_keys?.length).toBe(2)
+    expect(before.allocation_reversal_keys?.length).toBe(1)
 
-    // Down past the partitioning (and the migration after it), then up again.
-    const after = ['2026_11_25_002200_weekly_rollups', '2026_11_25_002100_small_webhook_events']
+    // Down past both partitionings (and the migrations between them), then up again.
+    const after = ['2026_11_25_002300_partition_ledger', '2026_11_25_002200_weekly_rollups', '2026_11_25_002100_small_webhook_events']
     for (const name of after) expect(await migrateDown(t.db)).toEqual([name])
+    expect(await relkind('allocations')).toBe('r')
     expect(await migrateDown(t.db)).toEqual(['2026_11_25_001900_partition_history'])
     expect(await relkind('quotes')).toBe('r')
     expect(await migrateToLatest(t.db)).toEqual(['2026_11_25_001900_partition_history', ...[...after].reverse()])
-    for (const table of ['quotes', 'sessions', 'webhook_attempts', 'tax_receipts']) expect(await relkind(table)).toBe('p')
+    for (const table of [
+      'quotes',
+      'sessions',
+      'webhook_attempts',
+      'tax_receipts',
+      'allocations',
+      'allocation_reversals',
+      'impact_record_partners',
+      'webhook_events',
+      'webhook_deliveries',
+    ]) {
+      expect(await relkind(table), table).toBe('p')
+    }
     for (const table of tables) expect(await rowsOf(table), table).toEqual(before[table])
+    expect(await lists()).toEqual(listed)
     expect(await answers()).toEqual(answered)
     // A month for the oldest row's and each up to three ahead of now, and the default partition.
     const quotes = await partitionNames('quotes')
@@ -136,6 +193,20 @@ describe('maintenance', () => {
       expect.arrayContaining(['quotes_p2027_06', 'sessions_p2027_09', 'webhook_attempts_p2027_07', 'tax_receipts_p2027_08']),
     )
     expect(result?.movedFromDefault).toBeGreaterThanOrEqual(1)
+    // The ledger's months are made ahead too; its rows are referenced by key and stay in the default partition, so
+    // June is not made for the tables whose default partition holds June's rows (and says so), and is for the others.
+    expect(result?.created).toEqual(
+      expect.arrayContaining([
+        'allocations_p2027_09',
+        'allocation_reversals_p2027_06',
+        'webhook_deliveries_p2027_07',
+        'impact_record_partners_p2027_08',
+      ]),
+    )
+    for (const table of ['allocations', 'impact_record_partners', 'webhook_events', 'webhook_deliveries']) {
+      expect(result?.kept).toContainEqual({ partition: `${table}_p2027_06`, reason: expect.stringContaining(`in ${table}_default`) })
+    }
+    expect((await client(t.app, org.apiKey).get(`/funds/allocations/${juneAllocation}`)).statusCode).toBe(200)
     const moved = await sql<{ n: string }>`SELECT count(*)::text AS n FROM quotes_p2027_06 WHERE id = ${juneQuote}`.execute(t.db)
     expect(moved.rows[0]?.n).toBe('1')
     // November and December 2026 are past 90 days (quotes, sessions) and 30 days (attempts).

@@ -22,7 +22,8 @@ import { freePort } from '../helpers/process.js'
 const MAX_LAG_MS = 300
 const CHECK_INTERVAL_MS = 100
 /** The page query's own column alias: how its statements are told from others in pg_stat_activity. */
-const PAGE_QUERY = '%funds_date_time%'
+/** A page's two reads: its keys (the stream's funds_date_time), then its allocations (allocated_at). */
+const PAGE_QUERY = 'funds_date_time|allocated_at'
 
 interface ReadingApp {
   app: FastifyInstance
@@ -111,7 +112,7 @@ const pageReadsOn = async (server: PgCluster['primary']) =>
   Number(
     (
       await server.query<{ n: string }>(
-        `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = 'canopy' AND application_name = 'canopy-reads' AND query LIKE $1`,
+        `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = 'canopy' AND application_name = 'canopy-reads' AND query ~ $1`,
         [PAGE_QUERY],
       )
     )[0]!.n,

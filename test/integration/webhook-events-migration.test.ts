@@ -10,8 +10,11 @@ import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '.
 import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js'
 
 const MIGRATION = '2026_11_25_002100_small_webhook_events'
-/** The migration after it, undone first. */
-const LATER = '2026_11_25_002200_weekly_rollups'
+/** The migrations after it, undone first (newest first). */
+const LATER = ['2026_11_25_002300_partition_ledger', '2026_11_25_002200_weekly_rollups']
+const undoLater = async () => {
+  for (const name of LATER) expect(await migrateDown(t.db)).toEqual([name])
+}
 let t: TestApp
 let org: OrgFixture
 let receiver: WebhookReceiver
@@ -54,11 +57,11 @@ describe('the small webhook events migration', () => {
     await allocate()
     const before = await columnsOf('webhook_events')
     expect(before).toContain('source_id')
-    expect(await migrateDown(t.db)).toEqual([LATER])
+    await undoLater()
     await expect(migrateDown(t.db)).rejects.toThrow(/without a stored body/)
     expect(await columnsOf('webhook_events')).toEqual(before)
     expect(await columnsOf('webhook_deliveries')).toContain('body')
-    expect(await migrateToLatest(t.db)).toEqual([LATER])
+    expect(await migrateToLatest(t.db)).toEqual([...LATER].reverse())
   })
 
   it("keeps an earlier event's body, names its record, and sends that body byte for byte", async () => {
@@ -66,7 +69,7 @@ describe('the small webhook events migration', () => {
     const allocationId = await allocate()
     for (let i = 0; i < 3; i++) await t.app.webhooks.runOnce()
     await sql`UPDATE webhook_events e SET body = d.body FROM webhook_deliveries d WHERE d.event_id = e.id AND e.body IS NULL`.execute(t.db)
-    expect(await migrateDown(t.db)).toEqual([LATER])
+    await undoLater()
     expect(await migrateDown(t.db)).toEqual([MIGRATION])
     expect(await columnsOf('webhook_events')).not.toContain('source_id')
 
@@ -83,7 +86,7 @@ describe('the small webhook events migration', () => {
     await sql`INSERT INTO webhook_deliveries (id, event_id, endpoint_id, next_attempt_at, created_at)
               VALUES (${randomUUID()}, ${eventId}, ${endpointId}, ${at}, ${at})`.execute(t.db)
 
-    expect(await migrateToLatest(t.db)).toEqual([MIGRATION, LATER])
+    expect(await migrateToLatest(t.db)).toEqual([MIGRATION, ...[...LATER].reverse()])
     const { rows } = await sql<{
       source_id: string
       body: string

@@ -6,12 +6,13 @@ import type { Database } from '../database.js'
 
 /** The reversal of an allocation, if it was reversed: its id and time. */
 export async function findReversalOf(db: Kysely<Database>, allocationId: string): Promise<{ id: string; createdAt: Date } | undefined> {
+  // The keys table is the one index by allocation (reversals are partitioned by their own time).
   const row = await db
-    .selectFrom('allocation_reversals')
-    .select(['id', 'created_at'])
+    .selectFrom('allocation_reversal_keys')
+    .select(['reversal_id', 'reversal_created_at'])
     .where('allocation_id', '=', allocationId)
     .executeTakeFirst()
-  return row && { id: row.id, createdAt: row.created_at }
+  return row && { id: row.reversal_id, createdAt: row.reversal_created_at }
 }
 
 export interface AllocationDeliveryRow {
@@ -38,7 +39,7 @@ export async function findDeliveriesOfAllocation(
   const sources = allocation.reversalId ? [allocation.id, allocation.reversalId] : [allocation.id]
   const rows = await db
     .selectFrom('webhook_events as e')
-    .innerJoin('webhook_deliveries as d', 'd.event_id', 'e.id')
+    .innerJoin('webhook_deliveries as d', (join) => join.onRef('d.event_id', '=', 'e.id').onRef('d.created_at', '=', 'e.created_at'))
     .innerJoin('webhook_endpoints as ep', 'ep.id', 'd.endpoint_id')
     .select([
       'd.id',

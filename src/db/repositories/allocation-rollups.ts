@@ -170,7 +170,7 @@ export async function addRecordsToRollups(trx: Kysely<Database>, from: Date, to:
       WHERE a.root_organisation_id = ANY(${roots}) AND a.created_at >= ${from}::timestamptz AND a.created_at < ${to}::timestamptz
       UNION ALL
       SELECT r.root_organisation_id, r.organisation_id, a.currency_code, r.created_at, true, a.entries
-      FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id
+      FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id AND a.created_at = r.allocation_created_at
       WHERE r.root_organisation_id = ANY(${roots}) AND r.created_at >= ${from}::timestamptz AND r.created_at < ${to}::timestamptz
     ),
     quarters AS (
@@ -223,7 +223,7 @@ export async function findRollupMismatches(db: Kysely<Database>): Promise<Rollup
       FROM allocations a WHERE a.created_at < ${rolled}
       UNION ALL
       SELECT r.root_organisation_id, a.currency_code, r.created_at, true, a.entries
-      FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id WHERE r.created_at < ${rolled}
+      FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id AND a.created_at = r.allocation_created_at WHERE r.created_at < ${rolled}
     ),
     expected AS (
       SELECT x.root, x.currency, date_bin(${INTERVAL.day}, x.at, ${EPOCH}) AS day, ${SIGNED_SUMS}
@@ -439,7 +439,7 @@ function recordsPart(shape: ReadShape, value: Value): RawBuilder<unknown> {
       WHERE a.root_organisation_id = ${value('root')}::uuid AND a.created_at >= p.lo AND a.created_at < p.hi ${allocationOrgs}
       UNION ALL
       SELECT r.organisation_id, a.currency_code, true, a.entries
-      FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id
+      FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id AND a.created_at = r.allocation_created_at
       WHERE r.root_organisation_id = ${value('root')}::uuid AND r.created_at >= p.lo AND r.created_at < p.hi ${reversalOrgs}
       OFFSET 0
     ) AS x

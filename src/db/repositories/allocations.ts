@@ -2,7 +2,7 @@
 // Idempotency-Key is unique per organisation, and a CHECK makes Postgres refuse entries that do not sum to
 // the amounts paid. An allocation, its entries, its profit-share lines (a column of its row), its tax-receipt outbox
 // row, its webhook event and its partner rows (impact_record_partners) are written by one statement.
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { formatMinorUnits, minorUnitsOf, parseDecimal, toMinorUnits } from '../../domain/money.js'
 import { serviceFeeOf, type ProfitShareLine, type ProfitShareSplit } from '../../domain/profit-share.js'
 import type { AllocationSplit } from '../../domain/types.js'
@@ -143,12 +143,6 @@ export function decodeProfitShare(stored: StoredProfitShare, fundsCurrencyCode: 
 export const profitShareOf = (stored: StoredProfitShare | null, split: AllocationSplit): ProfitShareSplit | null =>
   stored === null ? null : decodeProfitShare(stored, split.currencyCode, serviceFeeOf(split))
 
-/** The row, with the top of the organisation's tree found by the INSERT itself (no extra round trip). */
-const allocationToRow = (a: Allocation) => ({
-  ...allocationColumns(a),
-  root_organisation_id: sql<string>`organisation_root(${a.organisationId}::uuid)`,
-})
-
 const allocationColumns = (a: Allocation): Omit<NewAllocationRow, 'root_organisation_id'> => ({
   id: a.id,
   organisation_id: a.organisationId,
@@ -198,29 +192,33 @@ const allocationFromRow = (row: AllocationRow): Allocation => {
  */
 const partnerRows = (of: 'allocations' | 'reversals') => sql`
   written_partners AS (
-    INSERT INTO impact_record_partners (impact_partner_id, root_organisation_id, funds_date_time, record_id, organisation_id, allocation_id)
+    INSERT INTO impact_record_partners (impact_partner_id, root_organisation_id, funds_date_time, record_id, organisation_id, allocation_id,
+      allocation_created_at)
     SELECT DISTINCT (e.entry->>'impactPartnerId')::uuid, w.root_organisation_id, w.created_at, w.id, w.organisation_id,
-      ${of === 'allocations' ? sql`w.id` : sql`w.allocation_id`}
+      ${of === 'allocations' ? sql`w.id, w.created_at` : sql`w.allocation_id, w.allocation_created_at`}
     FROM written w
-    ${of === 'allocations' ? sql`` : sql`JOIN allocations a ON a.id = w.allocation_id`}
+    ${of === 'allocations' ? sql`` : sql`JOIN allocations a ON a.id = w.allocation_id AND a.created_at = w.allocation_created_at`}
     CROSS JOIN LATERAL jsonb_array_elements(${of === 'allocations' ? sql`w.entries` : sql`a.entries`}) AS e(entry)
   )`
 
-/** What the allocation INSERT returns: its id, and what its partner rows copy. */
-const WRITTEN_ALLOCATION = ['id', 'root_organisation_id', 'organisation_id', 'created_at', 'entries'] as const
-
-/** Looks up several (organisation, key) pairs in one statement; one result per pair, in order. */
+/**
+ * Looks up several (organisation, key) pairs in one statement; one result per pair, in order. The keys table names each
+ * allocation's partition row, so a lookup is one probe of its primary key and one of its month's.
+ */
 export async function findAllocationsByKeys(
   db: Kysely<Database>,
   pairs: readonly { organisationId: string; idempotencyKey: string }[],
 ): Promise<(Allocation | undefined)[]> {
   if (pairs.length === 0) return []
   const rows = await db
-    .selectFrom('allocations')
-    .selectAll()
+    .selectFrom('allocation_idempotency_keys as k')
+    .innerJoin('allocations as a', (join) =>
+      join.onRef('a.id', '=', 'k.allocation_id').onRef('a.created_at', '=', 'k.allocation_created_at'),
+    )
+    .selectAll('a')
     .where((eb) =>
       eb(
-        eb.refTuple('organisation_id', 'idempotency_key'),
+        eb.refTuple('k.organisation_id', 'k.idempotency_key'),
         'in',
         pairs.map((p) => eb.tuple(p.organisationId, p.idempotencyKey)),
       ),
@@ -231,6 +229,43 @@ export async function findAllocationsByKeys(
     const row = found.get(`${p.organisationId}|${p.idempotencyKey}`)
     return row && allocationFromRow(row)
   })
+}
+
+/** The columns of an allocation row, in the order of allocationDrafts' VALUES. */
+const DRAFT_COLUMNS = sql.raw(
+  'id, organisation_id, quote_id, idempotency_key, request_hash, currency_code, credits_amount, contribution_amount, tax_liability, ' +
+    'issue_tax_receipt, entries, created_at, collection_organisation_id, consumer_reference, merchant, profit_share',
+)
+
+/**
+ * The CTEs that write allocations exactly once per (organisation, Idempotency-Key): `allocation_drafts` (the rows, typed),
+ * `keyed` (the keys this statement took: ON CONFLICT DO NOTHING on the keys table's primary key, where a concurrent
+ * duplicate waits for the first writer, bounded by lock_timeout, and then takes nothing; within one batch the first
+ * row wins) and `written` (the allocations of the keys taken, each with the top of its tree found by the INSERT
+ * itself). Raw SQL: data-modifying CTEs over a VALUES list.
+ */
+function allocationWrites(allocations: readonly Allocation[]): RawBuilder<unknown> {
+  const draft = (a: Allocation) => {
+    const c = allocationColumns(a)
+    return sql`(${c.id}::uuid, ${c.organisation_id}::uuid, ${c.quote_id}::uuid, ${c.idempotency_key}::text, ${c.request_hash}::bytea,
+      ${c.currency_code}::text, ${c.credits_amount ?? null}::numeric, ${c.contribution_amount ?? null}::numeric, ${c.tax_liability}::text,
+      ${c.issue_tax_receipt}::boolean, ${c.entries}::jsonb, ${c.created_at}::timestamptz, ${c.collection_organisation_id}::uuid,
+      ${c.consumer_reference ?? null}::text, ${c.merchant ?? null}::jsonb, ${c.profit_share ?? null}::jsonb)`
+  }
+  return sql`
+    allocation_drafts (${DRAFT_COLUMNS}) AS (VALUES ${sql.join(allocations.map(draft))}),
+    keyed AS (
+      INSERT INTO allocation_idempotency_keys (organisation_id, idempotency_key, allocation_id, allocation_created_at)
+      SELECT organisation_id, idempotency_key, id, created_at FROM allocation_drafts
+      ON CONFLICT DO NOTHING
+      RETURNING allocation_id
+    ),
+    written AS (
+      INSERT INTO allocations (${DRAFT_COLUMNS}, root_organisation_id)
+      SELECT ${DRAFT_COLUMNS}, organisation_root(organisation_id) FROM allocation_drafts
+      WHERE id IN (SELECT allocation_id FROM keyed)
+      RETURNING id, root_organisation_id, organisation_id, created_at, entries
+    )`
 }
 
 /**
@@ -246,15 +281,10 @@ export async function insertAllocations(
   items: readonly { allocation: Allocation; event: RecordEventDraft }[],
 ): Promise<boolean[]> {
   if (items.length === 0) return []
-  const insert = db
-    .insertInto('allocations')
-    .values(items.map((i) => allocationToRow(i.allocation)))
-    .onConflict((oc) => oc.columns(['organisation_id', 'idempotency_key']).doNothing())
-    .returning(WRITTEN_ALLOCATION)
   const ids = new Set(
     await insertWithEvents(
       db,
-      insert,
+      { ctes: allocationWrites(items.map((i) => i.allocation)) },
       items.map((i) => i.event),
       partnerRows('allocations'),
     ),
@@ -273,11 +303,6 @@ export async function insertAllocationWithReceipt(
   receipt: NewTaxReceipt,
   event: RecordEventDraft,
 ): Promise<boolean> {
-  const insert = db
-    .insertInto('allocations')
-    .values(allocationToRow(allocation))
-    .onConflict((oc) => oc.columns(['organisation_id', 'idempotency_key']).doNothing())
-    .returning(WRITTEN_ALLOCATION)
   const receiptRow = sql`
     written_receipt AS (
       INSERT INTO tax_receipts (id, allocation_id, organisation_id, consumer_email, payload, status, attempts, next_attempt_at, created_at)
@@ -285,7 +310,12 @@ export async function insertAllocationWithReceipt(
         ${JSON.stringify(receipt.payload)}::jsonb, 'pending', 0, ${allocation.createdAt}::timestamptz, ${allocation.createdAt}::timestamptz
       FROM written w
     )`
-  const written = await insertWithEvents(db, insert, [event], sql.join([receiptRow, partnerRows('allocations')]))
+  const written = await insertWithEvents(
+    db,
+    { ctes: allocationWrites([allocation]) },
+    [event],
+    sql.join([receiptRow, partnerRows('allocations')]),
+  )
   return written.length === 1
 }
 
@@ -300,25 +330,29 @@ export async function findAllocationById(db: Kysely<Database>, id: string): Prom
  * allocation by the INSERT, and the event and its partner rows are written from its RETURNING.
  */
 export async function insertReversal(db: Kysely<Database>, reversal: Reversal, event: RecordEventDraft): Promise<boolean> {
-  const insert = db
-    .insertInto('allocation_reversals')
-    .columns(['id', 'allocation_id', 'organisation_id', 'created_at', 'root_organisation_id', 'consumer_reference'])
-    .expression((eb) =>
-      eb
-        .selectFrom('allocations as a')
-        .select([
-          eb.cast<string>(eb.val(reversal.id), 'uuid').as('id'),
-          'a.id as allocation_id',
-          'a.organisation_id',
-          eb.cast<Date>(eb.val(reversal.createdAt), 'timestamptz').as('created_at'),
-          'a.root_organisation_id',
-          'a.consumer_reference',
-        ])
-        .where('a.id', '=', reversal.allocationId),
-    )
-    .onConflict((oc) => oc.column('allocation_id').doNothing())
-    .returning(['id', 'allocation_id', 'root_organisation_id', 'organisation_id', 'created_at'])
-  const written = await insertWithEvents(db, insert, [event], partnerRows('reversals'))
+  // One reversal per allocation: the keys table's primary key is the allocation (reversals are partitioned by their
+  // own time, so their table cannot hold that unique key). A concurrent second reversal waits for the first writer's
+  // key row and then takes nothing.
+  const ctes = sql`
+    reversal_source AS (
+      SELECT id, created_at, organisation_id, root_organisation_id, consumer_reference
+      FROM allocations WHERE id = ${reversal.allocationId}::uuid
+    ),
+    reversal_keyed AS (
+      INSERT INTO allocation_reversal_keys (allocation_id, reversal_id, reversal_created_at)
+      SELECT id, ${reversal.id}::uuid, ${reversal.createdAt}::timestamptz FROM reversal_source
+      ON CONFLICT DO NOTHING
+      RETURNING allocation_id
+    ),
+    written AS (
+      INSERT INTO allocation_reversals
+        (id, allocation_id, allocation_created_at, organisation_id, created_at, root_organisation_id, consumer_reference)
+      SELECT ${reversal.id}::uuid, s.id, s.created_at, s.organisation_id, ${reversal.createdAt}::timestamptz,
+        s.root_organisation_id, s.consumer_reference
+      FROM reversal_source s WHERE s.id IN (SELECT allocation_id FROM reversal_keyed)
+      RETURNING id, allocation_id, allocation_created_at, root_organisation_id, organisation_id, created_at
+    )`
+  const written = await insertWithEvents(db, { ctes }, [event], partnerRows('reversals'))
   return written.length === 1
 }
 

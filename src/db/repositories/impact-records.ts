@@ -51,12 +51,20 @@ export interface StoredImpactRecord {
   profitShare: ProfitShareSplit | null
 }
 
-interface RecordRow {
+/** A record's place in a page and the keys of its allocation's row (the first of a page's two reads). */
+interface KeyRow {
   record_id: string
   position_time: string
+  allocation_id: string
+  /** As Postgres wrote it (microseconds kept): with the id, it names the allocation's partition row. */
+  allocation_created_at: string
   reversal_id: string | null
   /** Milliseconds since the epoch (a number parses far faster than a timestamp, hundreds of times a page). */
   reversal_created_at: number | null
+}
+
+/** What a record shows of its allocation (read per allocation, once per page). */
+interface AllocationColumnsRow {
   allocation_id: string
   quote_id: string
   organisation_id: string
@@ -70,6 +78,8 @@ interface RecordRow {
   organisation: { reference: string | null; name: string; mcc: string | null; address: AddressJson | null } | null
   profit_share: StoredProfitShare | null
 }
+
+type RecordRow = Omit<KeyRow, 'allocation_created_at'> & AllocationColumnsRow
 
 const recordFromRow = (row: RecordRow): StoredImpactRecord => {
   const split = splitOf(row.currency_code, row.entries)
@@ -111,8 +121,8 @@ const ALLOCATION_COLUMNS = sql`
  * The conditions on the merged stream `u`. They are written once, on the union's columns, never inside a branch (a
  * WHERE in a branch keeps Postgres from merging the branches' ordered index reads): so the tree (and organisation,
  * consumer) is a constant of the whole stream, each table's index is read in (created_at, id) order, and the two are
- * merged. The impact partner, only with a consumer reference here (else `partnerPageQuery`), is checked on each row
- * read (a reversal's entries are its allocation's).
+ * merged. The window's bounds prune both tables to the window's months. The impact partner, only with a consumer
+ * reference here (else `partnerPageKeysQuery`), is checked on each row read (a reversal's entries are its allocation's).
  */
 function streamConditions(page: ImpactRecordPage): RawBuilder<unknown>[] {
   const { filter } = page
@@ -137,18 +147,18 @@ function streamConditions(page: ImpactRecordPage): RawBuilder<unknown>[] {
   return where
 }
 
-/** The partner-led reading applies: a partner filter, unless a consumer reference leads (see `partnerPageQuery`). */
+/** The partner-led reading applies: a partner filter, unless a consumer reference leads (see `partnerPageKeysQuery`). */
 const partnerLed = (filter: ImpactRecordFilter): boolean => filter.impactPartnerId !== undefined && filter.consumerReference === undefined
 
 /**
- * A page filtered by impact partner: an ordered range read of that partner's rows of the tree in impact_record_partners
- * (primary key (impact_partner_id, root_organisation_id, funds_date_time, record_id)), stopped at LIMIT, each row then
- * joined to its allocation by primary key. So a page costs its own size however rare the partner. Organisations are a
- * row filter on the partner rows (they carry organisation_id). With a consumer reference too, the consumer-led stream
- * reads fewer rows (a consumer has few records) and checks the partner on each: `partnerLed` sends that to `pageQuery`.
- * A row is a reversal's when its record id is not its allocation's.
+ * The keys of a page filtered by impact partner: an ordered range read of that partner's rows of the tree in
+ * impact_record_partners (primary key (impact_partner_id, root_organisation_id, funds_date_time, record_id), which
+ * includes the allocation's keys), stopped at LIMIT. So a page costs its own size however rare the partner.
+ * Organisations are a row filter on the partner rows (they carry organisation_id). With a consumer reference too, the
+ * consumer-led stream reads fewer rows (a consumer has few records) and checks the partner on each: `partnerLed` sends
+ * that to `pageKeysQuery`. A row is a reversal's when its record id is not its allocation's.
  */
-function partnerPageQuery(page: ImpactRecordPage): RawBuilder<RecordRow> {
+function partnerPageKeysQuery(page: ImpactRecordPage): RawBuilder<KeyRow> {
   const { filter } = page
   const order = page.direction === 'forward' ? sql`ASC` : sql`DESC`
   const where: RawBuilder<unknown>[] = [
@@ -162,68 +172,90 @@ function partnerPageQuery(page: ImpactRecordPage): RawBuilder<RecordRow> {
   else if (orgs !== undefined) where.push(sql`x.organisation_id = ANY(${[...orgs]}::uuid[])`)
   if (page.after) where.push(sql`(x.funds_date_time, x.record_id) > (${page.after.time}::timestamptz, ${page.after.id}::uuid)`)
   if (page.before) where.push(sql`(x.funds_date_time, x.record_id) < (${page.before.time}::timestamptz, ${page.before.id}::uuid)`)
-  return sql<RecordRow>`
-    SELECT p.record_id, p.funds_date_time::text AS position_time,
-           CASE WHEN p.record_id <> p.allocation_id THEN p.record_id END AS reversal_id,
-           CASE WHEN p.record_id <> p.allocation_id THEN (extract(epoch FROM p.funds_date_time) * 1000)::float8 END AS reversal_created_at,
-           ${ALLOCATION_COLUMNS}
-    FROM (
-      SELECT x.funds_date_time, x.record_id, x.allocation_id
-      FROM impact_record_partners x
-      WHERE ${sql.join(where, sql` AND `)}
-      ORDER BY x.funds_date_time ${order}, x.record_id ${order}
-      LIMIT ${page.limit}
-    ) AS p
-    JOIN allocations a ON a.id = p.allocation_id
-    ORDER BY p.funds_date_time ${order}, p.record_id ${order}`
+  return sql<KeyRow>`
+    SELECT x.record_id, x.funds_date_time::text AS position_time, x.allocation_id, x.allocation_created_at::text AS allocation_created_at,
+           CASE WHEN x.record_id <> x.allocation_id THEN x.record_id END AS reversal_id,
+           CASE WHEN x.record_id <> x.allocation_id THEN (extract(epoch FROM x.funds_date_time) * 1000)::float8 END AS reversal_created_at
+    FROM impact_record_partners x
+    WHERE ${sql.join(where, sql` AND `)}
+    ORDER BY x.funds_date_time ${order}, x.record_id ${order}
+    LIMIT ${page.limit}`
 }
 
 /**
- * The query of one page. Inside: two ordered index range reads (allocations, reversals) merged (Merge Append) and cut
- * at LIMIT, so a page reads about its own size whatever the tables hold. Outside: each of those few rows joined to its
- * allocation by primary key (a nested loop keeps their order, so nothing is sorted).
+ * The keys of one page: two ordered index range reads (allocations, reversals) merged (Merge Append) and cut at LIMIT,
+ * so a page reads about its own size whatever the tables hold, and plans only the window's months. A reversal's
+ * entries and profit share (its allocation's) are read per row only when a filter needs them.
  */
-function pageQuery(page: ImpactRecordPage): RawBuilder<RecordRow> {
-  if (partnerLed(page.filter)) return partnerPageQuery(page)
+function pageKeysQuery(page: ImpactRecordPage): RawBuilder<KeyRow> {
+  if (partnerLed(page.filter)) return partnerPageKeysQuery(page)
   const order = page.direction === 'forward' ? sql`ASC` : sql`DESC`
-  return sql<RecordRow>`
-    SELECT p.record_id, p.funds_date_time::text AS position_time, p.reversal_id,
-           (extract(epoch FROM p.reversal_created_at) * 1000)::float8 AS reversal_created_at, ${ALLOCATION_COLUMNS}
+  const { filter } = page
+  const ofAllocation = (column: string) =>
+    sql`(SELECT ${sql.ref(`ra.${column}`)} FROM allocations ra WHERE ra.id = r.allocation_id AND ra.created_at = r.allocation_created_at)`
+  const reversalEntries = filter.impactPartnerId !== undefined ? ofAllocation('entries') : sql`NULL::jsonb`
+  const reversalProfitShare = filter.profitShareFromLevel !== undefined ? ofAllocation('profit_share') : sql`NULL::jsonb`
+  return sql<KeyRow>`
+    SELECT u.record_id, u.funds_date_time::text AS position_time, u.allocation_id, u.allocation_created_at::text AS allocation_created_at,
+           u.reversal_id, (extract(epoch FROM u.reversal_created_at) * 1000)::float8 AS reversal_created_at
     FROM (
-      SELECT u.funds_date_time, u.record_id, u.allocation_id, u.reversal_id, u.reversal_created_at
-      FROM (
-        SELECT a.root_organisation_id, a.organisation_id, a.consumer_reference, a.entries, a.profit_share,
-               a.created_at AS funds_date_time, a.id AS record_id, a.id AS allocation_id, NULL::uuid AS reversal_id,
-               NULL::timestamptz AS reversal_created_at
-        FROM allocations a
-        UNION ALL
-        SELECT r.root_organisation_id, r.organisation_id, r.consumer_reference,
-               (SELECT ra.entries FROM allocations ra WHERE ra.id = r.allocation_id),
-               (SELECT ra.profit_share FROM allocations ra WHERE ra.id = r.allocation_id), r.created_at, r.id, r.allocation_id,
-               r.id, r.created_at
-        FROM allocation_reversals r
-      ) AS u
-      WHERE ${sql.join(streamConditions(page), sql` AND `)}
-      ORDER BY u.funds_date_time ${order}, u.record_id ${order}
-      LIMIT ${page.limit}
-    ) AS p
-    JOIN allocations a ON a.id = p.allocation_id
-    ORDER BY p.funds_date_time ${order}, p.record_id ${order}`
+      SELECT a.root_organisation_id, a.organisation_id, a.consumer_reference, a.entries, a.profit_share,
+             a.created_at AS funds_date_time, a.id AS record_id, a.id AS allocation_id, a.created_at AS allocation_created_at,
+             NULL::uuid AS reversal_id, NULL::timestamptz AS reversal_created_at
+      FROM allocations a
+      UNION ALL
+      SELECT r.root_organisation_id, r.organisation_id, r.consumer_reference, ${reversalEntries}, ${reversalProfitShare},
+             r.created_at, r.id, r.allocation_id, r.allocation_created_at, r.id, r.created_at
+      FROM allocation_reversals r
+    ) AS u
+    WHERE ${sql.join(streamConditions(page), sql` AND `)}
+    ORDER BY u.funds_date_time ${order}, u.record_id ${order}
+    LIMIT ${page.limit}`
 }
 
 /**
- * One page of records in (funds date-time, id) order (newest first when reading backward), at most `limit` rows.
- * The plan has no Sort node: each scan reads its index in order and stops once the page is full.
+ * The allocations of a page's keys, by primary key: `created_at = ANY(…)` names their months, so only those
+ * partitions are planned and read.
+ */
+async function allocationsOfKeys(db: Kysely<Database>, keys: readonly KeyRow[]): Promise<Map<string, AllocationColumnsRow>> {
+  const ids = [...new Set(keys.map((k) => k.allocation_id))]
+  const times = [...new Set(keys.map((k) => k.allocation_created_at))]
+  const { rows } = await sql<AllocationColumnsRow>`
+    SELECT ${ALLOCATION_COLUMNS} FROM allocations a
+    WHERE a.id = ANY(${ids}::uuid[]) AND a.created_at = ANY(${times}::timestamptz[])`.execute(db)
+  return new Map(rows.map((r) => [r.allocation_id, r]))
+}
+
+/**
+ * One page of records in (funds date-time, id) order (newest first when reading backward), at most `limit` rows. Two
+ * reads: the page's keys, then their allocations (a join in one statement planned every month of the window for each
+ * side of it). Neither plan has a Sort node: each scan reads its index in order and stops once the page is full.
  */
 export async function findImpactRecords(db: Kysely<Database>, page: ImpactRecordPage): Promise<StoredImpactRecord[]> {
-  const { rows } = await pageQuery(page).execute(db)
-  return rows.map(recordFromRow)
+  const { rows: keys } = await pageKeysQuery(page).execute(db)
+  if (keys.length === 0) return []
+  const allocations = await allocationsOfKeys(db, keys)
+  return keys.map(({ allocation_created_at: _, ...key }) => {
+    const allocation = allocations.get(key.allocation_id)
+    // A record's allocation is never deleted (a foreign key holds it): a miss is a broken invariant, not a 404.
+    if (allocation === undefined) throw new Error(`impact record ${key.record_id}: allocation ${key.allocation_id} not found`)
+    return recordFromRow({ ...allocation, ...key })
+  })
 }
 
-/** The plan of a page's query (EXPLAIN, or EXPLAIN ANALYZE), for the benchmark's checks that no page sorts. */
+/** The plans of a page's two reads (EXPLAIN, or EXPLAIN ANALYZE), for the benchmark's checks that no page sorts. */
 export async function explainImpactRecords(db: Kysely<Database>, page: ImpactRecordPage, analyze = false): Promise<string[]> {
-  const { rows } = await sql<{ 'QUERY PLAN': string }>`EXPLAIN ${analyze ? sql`(ANALYZE, BUFFERS)` : sql``} ${pageQuery(page)}`.execute(db)
-  return rows.map((r) => r['QUERY PLAN'])
+  const explain = sql`EXPLAIN ${analyze ? sql`(ANALYZE, BUFFERS)` : sql``}`
+  const { rows: keyPlan } = await sql<{ 'QUERY PLAN': string }>`${explain} ${pageKeysQuery(page)}`.execute(db)
+  const { rows: keys } = await pageKeysQuery(page).execute(db)
+  // An empty page makes no second read.
+  if (keys.length === 0) return keyPlan.map((r) => r['QUERY PLAN'])
+  const ids = [...new Set(keys.map((k) => k.allocation_id))]
+  const times = [...new Set(keys.map((k) => k.allocation_created_at))]
+  const { rows: allocationPlan } = await sql<{ 'QUERY PLAN': string }>`${explain}
+    SELECT ${ALLOCATION_COLUMNS} FROM allocations a
+    WHERE a.id = ANY(${ids}::uuid[]) AND a.created_at = ANY(${times}::timestamptz[])`.execute(db)
+  return [...keyPlan, ...allocationPlan].map((r) => r['QUERY PLAN'])
 }
 
 /** One record by its id (an allocation id or a reversal id), with the organisation it belongs to. */
@@ -240,7 +272,8 @@ export async function findImpactRecordsByIds(db: Kysely<Database>, ids: readonly
     FROM allocations a WHERE a.id = ANY(${[...ids]}::uuid[])
     UNION ALL
     SELECT r.id, r.created_at::text, r.id, (extract(epoch FROM r.created_at) * 1000)::float8, ${ALLOCATION_COLUMNS}
-    FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id WHERE r.id = ANY(${[...ids]}::uuid[])`.execute(db)
+    FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id AND a.created_at = r.allocation_created_at
+    WHERE r.id = ANY(${[...ids]}::uuid[])`.execute(db)
   return rows.map(recordFromRow)
 }
 

@@ -29,7 +29,9 @@ export async function listPartitions(db: Kysely<Database>, table: string): Promi
 
 /**
  * Creates the partition of [from, to) unless it exists. Rows of that range already in the default partition (written
- * while the month had no partition) move into it in the same transaction: the new partition is filled, then attached.
+ * while the month had no partition) move into it in the same transaction: the new partition is filled, then attached
+ * — unless `move` is false (a table other rows reference by key: the ledger): then the month is not created while the
+ * default partition holds rows of it, and `waiting` says how many.
  */
 export async function createPartition(
   db: Kysely<Database>,
@@ -37,7 +39,8 @@ export async function createPartition(
   key: string,
   name: string,
   range: { from: Date; to: Date },
-): Promise<{ moved: number }> {
+  move = true,
+): Promise<{ moved: number; waiting: number }> {
   const bounds = `FROM ('${range.from.toISOString()}') TO ('${range.to.toISOString()}')`
   const inRange = `${key} >= '${range.from.toISOString()}' AND ${key} < '${range.to.toISOString()}'`
   return db.transaction().execute(async (trx) => {
@@ -47,13 +50,14 @@ export async function createPartition(
     const waiting = Number(rows[0]?.n ?? 0)
     if (waiting === 0) {
       await sql.raw(`CREATE TABLE IF NOT EXISTS ${name} PARTITION OF ${table} FOR VALUES ${bounds}`).execute(trx)
-      return { moved: 0 }
+      return { moved: 0, waiting: 0 }
     }
+    if (!move) return { moved: 0, waiting }
     await sql.raw(`CREATE TABLE ${name} (LIKE ${table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`).execute(trx)
     await sql.raw(`INSERT INTO ${name} SELECT * FROM ${table}_default WHERE ${inRange}`).execute(trx)
     await sql.raw(`DELETE FROM ${table}_default WHERE ${inRange}`).execute(trx)
     await sql.raw(`ALTER TABLE ${table} ATTACH PARTITION ${name} FOR VALUES ${bounds}`).execute(trx)
-    return { moved: waiting }
+    return { moved: waiting, waiting: 0 }
   })
 }
 

@@ -54,7 +54,7 @@ const records = (scope: StatementScope): RawBuilder<unknown> => sql`
       AND a.created_at >= ${scope.from}::timestamptz AND a.created_at < ${scope.to}::timestamptz
     UNION ALL
     SELECT r.id, a.currency_code, a.entries, a.profit_share, a.collection_organisation_id, a.organisation_id, -1
-    FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id
+    FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id AND a.created_at = r.allocation_created_at
     WHERE r.root_organisation_id = ${scope.rootOrganisationId}::uuid
       AND r.created_at >= ${scope.from}::timestamptz AND r.created_at < ${scope.to}::timestamptz
   )`

@@ -244,13 +244,15 @@ export function eventCtes(written: string, events: readonly RecordEventDraft[]):
  */
 export async function insertWithEvents(
   db: Kysely<Database>,
-  insert: OperationNodeSource,
+  insert: OperationNodeSource | { ctes: RawBuilder<unknown> },
   events: readonly RecordEventDraft[],
   alsoWith?: RawBuilder<unknown>,
 ): Promise<string[]> {
   const extra = alsoWith ? sql`${alsoWith},` : sql``
+  // Either an INSERT (it becomes `written`) or CTEs of the caller's that end with one named `written`.
+  const writes = 'ctes' in insert ? insert.ctes : sql`written AS (${insert})`
   const { rows } = await sql<{ id: string }>`
-    WITH RECURSIVE written AS (${insert}), ${extra}
+    WITH RECURSIVE ${writes}, ${extra}
     ${eventCtes('written', events)}
     SELECT id FROM written`.execute(db)
   return rows.map((r) => r.id)
@@ -334,7 +336,7 @@ export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseU
         LIMIT ${limit}
         FOR UPDATE OF d SKIP LOCKED
       )
-      RETURNING id, event_id, endpoint_id, attempts, manual, body, body_format
+      RETURNING id, event_id, endpoint_id, attempts, manual, body, body_format, created_at
     )
     SELECT c.id, c.event_id, c.endpoint_id, c.attempts, c.manual, e.type, e.organisation_id, ep.url, ep.format,
       CASE WHEN c.body_format = ep.format THEN c.body
@@ -345,7 +347,7 @@ export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseU
         WHERE s.endpoint_id = ep.id AND (s.expires_at IS NULL OR s.expires_at > ${now})
         ORDER BY s.created_at DESC, s.id DESC
       ) AS secrets
-    FROM claimed c JOIN webhook_events e ON e.id = c.event_id JOIN webhook_endpoints ep ON ep.id = c.endpoint_id
+    FROM claimed c JOIN webhook_events e ON e.id = c.event_id AND e.created_at = c.created_at JOIN webhook_endpoints ep ON ep.id = c.endpoint_id
     ORDER BY e.created_at, e.id`.execute(db)
   return rows.map((r) => ({
     id: r.id,
@@ -537,7 +539,7 @@ export async function listDeliveries(
 ): Promise<WebhookDelivery[]> {
   let query = db
     .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+    .innerJoin('webhook_events as e', (join) => join.onRef('e.id', '=', 'd.event_id').onRef('e.created_at', '=', 'd.created_at'))
     .select(deliveryColumns)
     .where('d.endpoint_id', '=', endpointId)
   if (options.status) query = query.where('d.status', '=', options.status)
@@ -556,7 +558,7 @@ export async function listDeliveries(
 export async function findDelivery(db: Kysely<Database>, id: string): Promise<WebhookDelivery | undefined> {
   const row = await db
     .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+    .innerJoin('webhook_events as e', (join) => join.onRef('e.id', '=', 'd.event_id').onRef('e.created_at', '=', 'd.created_at'))
     .select(deliveryColumns)
     .where('d.id', '=', id)
     .executeTakeFirst()

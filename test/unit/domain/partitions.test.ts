@@ -3,6 +3,7 @@ import {
   addMonths,
   isExpired,
   isPastQuoteRetention,
+  LEDGER_TABLES,
   monthEnd,
   monthOf,
   monthOfPartition,
@@ -10,6 +11,8 @@ import {
   monthStart,
   monthsToCreate,
   partitionName,
+  PARTITION_KEY,
+  PARTITIONED_TABLES,
   type Retention,
 } from '../../../src/domain/partitions.js'
 
@@ -73,6 +76,19 @@ describe('months of partitions', () => {
     ['2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z', false],
   ] as const)('a quote made at %s is past 90 days of retention at %s: %s', (createdAt, now, past) => {
     expect(isPastQuoteRetention(new Date(createdAt), new Date(now), 90)).toBe(past)
+  })
+
+  it('never expires a month of the ledger, however old and however short the retention', () => {
+    const short = { quoteDays: 1, webhookAttemptDays: 1, taxReceiptDays: 1 }
+    expect([...LEDGER_TABLES].sort()).toEqual(
+      ['allocation_reversals', 'allocations', 'impact_record_partners', 'webhook_deliveries', 'webhook_events'].sort(),
+    )
+    for (const table of LEDGER_TABLES) {
+      expect(isExpired(table, { year: 2020, month: 1 }, new Date('2030-01-01T00:00:00Z'), short), table).toBe(false)
+    }
+    // Every partitioned table has its key; a reversal is kept in its own month.
+    for (const table of PARTITIONED_TABLES) expect(PARTITION_KEY[table]).toMatch(/_(at|time)$/)
+    expect(PARTITION_KEY.allocation_reversals).toBe('created_at')
   })
 
   it('never expires a month with a retention of a day before it has ended', () => {
