@@ -242,6 +242,9 @@ const quoteAndPayments = fc
     return { quote, credits: major(creditsMinor), contribution: major(contributionMinor), partnerIds }
   })
 
+/** 10,000 runs take a few seconds alone, and can pass 30 s on a machine busy with the rest of the suite. */
+const PROPERTY_TIMEOUT_MS = 120_000
+
 describe('splitAllocation: properties', () => {
   it("property: allocating exactly a quote's total reproduces its amounts", () => {
     fc.assert(
@@ -256,7 +259,7 @@ describe('splitAllocation: properties', () => {
       }),
       { numRuns: 10_000 },
     )
-  })
+  }, PROPERTY_TIMEOUT_MS)
 
   it('property: entries sum to the amounts paid exactly (JPY, GBP, KWD, …), each formatted to the minor units', () => {
     fc.assert(
@@ -274,7 +277,7 @@ describe('splitAllocation: properties', () => {
       }),
       { numRuns: 10_000 },
     )
-  })
+  }, PROPERTY_TIMEOUT_MS)
 
   it('property: a reversal sums to minus the original, entry by entry, with no -0', () => {
     fc.assert(
@@ -294,5 +297,5 @@ describe('splitAllocation: properties', () => {
       }),
       { numRuns: 10_000 },
     )
-  })
+  }, PROPERTY_TIMEOUT_MS)
 })
