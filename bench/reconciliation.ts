@@ -562,7 +562,9 @@ async function main(): Promise<void> {
       console.log(
         `Partitions read: of the ${partitionCount[0]?.n} partitions of allocations, reversals and partner rows, those the page's plan ran (EXPLAIN ANALYZE).\n`,
       )
-      console.log('| shape | SQL ms (planning + execution, median, warm) | p50 ms | p99 ms | req/s | plan sorts | partitions read | ≤ 100 ms p99 |')
+      console.log(
+        '| shape | SQL ms (planning + execution, median, warm) | p50 ms | p99 ms | req/s | plan sorts | partitions read | ≤ 100 ms p99 |',
+      )
       console.log('|---|---:|---:|---:|---:|---|---:|---|')
       results.forEach((r, i) => {
         console.log(

@@ -246,56 +246,68 @@ const quoteAndPayments = fc
 const PROPERTY_TIMEOUT_MS = 120_000
 
 describe('splitAllocation: properties', () => {
-  it("property: allocating exactly a quote's total reproduces its amounts", () => {
-    fc.assert(
-      fc.property(arbitraryQuoteInput, arbitraryProjects, (input, projects) => {
-        const quote = priceQuote(input, referenceData(projects))
-        const credits = creditsOf(quote)
-        const split = splitAllocation(quote, { credits: { amount: credits.amounts.total } })
-        expect(column(split.credits, 'impactAmount')).toBe(new Decimal(credits.amounts.impact).toString())
-        expect(column(split.credits, 'impactSalesTaxAmount')).toBe(new Decimal(credits.amounts.impactTax).toString())
-        expect(column(split.credits, 'serviceFeeAmount')).toBe(new Decimal(credits.amounts.serviceFee).toString())
-        expect(column(split.credits, 'serviceFeeSalesTaxAmount')).toBe(new Decimal(credits.amounts.serviceFeeTax).toString())
-      }),
-      { numRuns: 10_000 },
-    )
-  }, PROPERTY_TIMEOUT_MS)
+  it(
+    "property: allocating exactly a quote's total reproduces its amounts",
+    () => {
+      fc.assert(
+        fc.property(arbitraryQuoteInput, arbitraryProjects, (input, projects) => {
+          const quote = priceQuote(input, referenceData(projects))
+          const credits = creditsOf(quote)
+          const split = splitAllocation(quote, { credits: { amount: credits.amounts.total } })
+          expect(column(split.credits, 'impactAmount')).toBe(new Decimal(credits.amounts.impact).toString())
+          expect(column(split.credits, 'impactSalesTaxAmount')).toBe(new Decimal(credits.amounts.impactTax).toString())
+          expect(column(split.credits, 'serviceFeeAmount')).toBe(new Decimal(credits.amounts.serviceFee).toString())
+          expect(column(split.credits, 'serviceFeeSalesTaxAmount')).toBe(new Decimal(credits.amounts.serviceFeeTax).toString())
+        }),
+        { numRuns: 10_000 },
+      )
+    },
+    PROPERTY_TIMEOUT_MS,
+  )
 
-  it('property: entries sum to the amounts paid exactly (JPY, GBP, KWD, …), each formatted to the minor units', () => {
-    fc.assert(
-      fc.property(quoteAndPayments, ({ quote, credits, contribution, partnerIds }) => {
-        const split = splitAllocation(quote, {
-          credits: { amount: credits },
-          contribution: { amount: contribution, impactPartnerIds: partnerIds },
-        })
-        expect(totalOf(split.credits)).toBe(new Decimal(credits).toString())
-        expect(totalOf(split.contributions)).toBe(new Decimal(contribution).toString())
-        expect(split.credits).toHaveLength(creditsOf(quote).projects.length)
-        expect(split.contributions).toHaveLength(partnerIds.length === 0 ? 2 : partnerIds.length)
-        const pattern = quote.minorUnits === 0 ? /^\d+$/ : new RegExp(`^\\d+\\.\\d{${quote.minorUnits}}$`)
-        for (const entry of allEntries(split)) for (const key of AMOUNT_KEYS) expect(entry[key]).toMatch(pattern)
-      }),
-      { numRuns: 10_000 },
-    )
-  }, PROPERTY_TIMEOUT_MS)
+  it(
+    'property: entries sum to the amounts paid exactly (JPY, GBP, KWD, …), each formatted to the minor units',
+    () => {
+      fc.assert(
+        fc.property(quoteAndPayments, ({ quote, credits, contribution, partnerIds }) => {
+          const split = splitAllocation(quote, {
+            credits: { amount: credits },
+            contribution: { amount: contribution, impactPartnerIds: partnerIds },
+          })
+          expect(totalOf(split.credits)).toBe(new Decimal(credits).toString())
+          expect(totalOf(split.contributions)).toBe(new Decimal(contribution).toString())
+          expect(split.credits).toHaveLength(creditsOf(quote).projects.length)
+          expect(split.contributions).toHaveLength(partnerIds.length === 0 ? 2 : partnerIds.length)
+          const pattern = quote.minorUnits === 0 ? /^\d+$/ : new RegExp(`^\\d+\\.\\d{${quote.minorUnits}}$`)
+          for (const entry of allEntries(split)) for (const key of AMOUNT_KEYS) expect(entry[key]).toMatch(pattern)
+        }),
+        { numRuns: 10_000 },
+      )
+    },
+    PROPERTY_TIMEOUT_MS,
+  )
 
-  it('property: a reversal sums to minus the original, entry by entry, with no -0', () => {
-    fc.assert(
-      fc.property(quoteAndPayments, ({ quote, credits, contribution }) => {
-        const original = splitAllocation(quote, { credits: { amount: credits }, contribution: { amount: contribution } })
-        const reversal = reverseAllocation(original)
-        expect(new Decimal(totalOf(allEntries(reversal))).equals(new Decimal(totalOf(allEntries(original))).neg())).toBe(true)
-        allEntries(reversal).forEach((entry, i) => {
-          const before = allEntries(original)[i]
-          expect(before).toBeDefined()
-          if (before === undefined) return
-          expect(entryTotal(entry).equals(entryTotal(before).neg())).toBe(true)
-          expect(entry.impactSalesTaxRate).toBe(before.impactSalesTaxRate)
-          expect(entry.serviceFeeSalesTaxRate).toBe(before.serviceFeeSalesTaxRate)
-          for (const key of AMOUNT_KEYS) expect(entry[key]).not.toMatch(/^-0(\.0+)?$/)
-        })
-      }),
-      { numRuns: 10_000 },
-    )
-  }, PROPERTY_TIMEOUT_MS)
+  it(
+    'property: a reversal sums to minus the original, entry by entry, with no -0',
+    () => {
+      fc.assert(
+        fc.property(quoteAndPayments, ({ quote, credits, contribution }) => {
+          const original = splitAllocation(quote, { credits: { amount: credits }, contribution: { amount: contribution } })
+          const reversal = reverseAllocation(original)
+          expect(new Decimal(totalOf(allEntries(reversal))).equals(new Decimal(totalOf(allEntries(original))).neg())).toBe(true)
+          allEntries(reversal).forEach((entry, i) => {
+            const before = allEntries(original)[i]
+            expect(before).toBeDefined()
+            if (before === undefined) return
+            expect(entryTotal(entry).equals(entryTotal(before).neg())).toBe(true)
+            expect(entry.impactSalesTaxRate).toBe(before.impactSalesTaxRate)
+            expect(entry.serviceFeeSalesTaxRate).toBe(before.serviceFeeSalesTaxRate)
+            for (const key of AMOUNT_KEYS) expect(entry[key]).not.toMatch(/^-0(\.0+)?$/)
+          })
+        }),
+        { numRuns: 10_000 },
+      )
+    },
+    PROPERTY_TIMEOUT_MS,
+  )
 })
