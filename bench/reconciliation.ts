@@ -31,6 +31,7 @@ import { rebuildRollups } from '../src/services/summary-rollups.js'
 import { createApiKey } from '../src/services/api-keys.js'
 import { createOrganisationWithKey } from '../src/services/organisations.js'
 import { databaseUrl, withClient } from './harness/database.js'
+import { startCpuSplit } from './harness/cpu-split.js'
 import { drive } from './harness/load.js'
 import { startApi, stopService, type Service } from './harness/processes.js'
 
@@ -498,7 +499,17 @@ async function main(): Promise<void> {
     await handle.close()
 
     service = await startApi({ name: 'api (recon)', cwd: root, databaseUrl: url, logLevel: 'warn' })
-    const results: { name: string; p50: number; p99: number; rps: number; unexpected: number; sorts: boolean; sqlMs: number }[] = []
+    const results: {
+      name: string
+      p50: number
+      p99: number
+      rps: number
+      unexpected: number
+      sorts: boolean
+      sqlMs: number
+      apiCpuMs: number
+      postgresCpuMs: number
+    }[] = []
     for (const [i, shape] of (PARTS.has('pages') ? shapes : []).entries()) {
       const request = {
         method: 'GET' as const,
@@ -507,7 +518,9 @@ async function main(): Promise<void> {
         expectStatus: 200,
       }
       await drive(service.url, request, { connections: CONNECTIONS, seconds: 1 })
+      const cpu = await startCpuSplit(url, service.child.pid)
       const load = await drive(service.url, request, { connections: CONNECTIONS, seconds: SECONDS })
+      const { apiSeconds, postgresSeconds } = cpu()
       results.push({
         name: shape.name,
         p50: load.p50,
@@ -516,6 +529,8 @@ async function main(): Promise<void> {
         unexpected: load.unexpected,
         sorts: plans[i]?.sorts ?? true,
         sqlMs: plans[i]?.sqlMs ?? NaN,
+        apiCpuMs: (apiSeconds * 1000) / Math.max(1, load.completed),
+        postgresCpuMs: (postgresSeconds * 1000) / Math.max(1, load.completed),
       })
       log(
         `${shape.name.padEnd(42)} p50 ${load.p50} ms  p99 ${load.p99} ms  ${load.requestsPerSecond} req/s${load.unexpected ? `  ${load.unexpected} unexpected` : ''}`,
@@ -563,12 +578,12 @@ async function main(): Promise<void> {
         `Partitions read: of the ${partitionCount[0]?.n} partitions of allocations, reversals and partner rows, those the page's plan ran (EXPLAIN ANALYZE).\n`,
       )
       console.log(
-        '| shape | SQL ms (planning + execution, median, warm) | p50 ms | p99 ms | req/s | plan sorts | partitions read | ≤ 100 ms p99 |',
+        '| shape | SQL ms (planning + execution, median, warm) | p50 ms | p99 ms | req/s | CPU ms per page: API / Postgres | plan sorts | partitions read | ≤ 100 ms p99 |',
       )
-      console.log('|---|---:|---:|---:|---:|---|---:|---|')
+      console.log('|---|---:|---:|---:|---:|---:|---|---:|---|')
       results.forEach((r, i) => {
         console.log(
-          `| ${r.name} | ${r.sqlMs.toFixed(1)} | ${r.p50} | ${r.p99} | ${r.rps} | ${r.sorts ? 'YES' : 'no'} | ${plans[i]?.months.length ?? '?'} | ${r.p99 <= P99_TARGET_MS && r.unexpected === 0 ? 'met' : 'MISSED'} |`,
+          `| ${r.name} | ${r.sqlMs.toFixed(1)} | ${r.p50} | ${r.p99} | ${r.rps} | ${r.apiCpuMs.toFixed(2)} / ${r.postgresCpuMs.toFixed(2)} | ${r.sorts ? 'YES' : 'no'} | ${plans[i]?.months.length ?? '?'} | ${r.p99 <= P99_TARGET_MS && r.unexpected === 0 ? 'met' : 'MISSED'} |`,
         )
       })
     }

@@ -4,9 +4,15 @@ import fc from 'fast-check'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrateDown, migrateToLatest } from '../../src/db/migrate.js'
-import { explainImpactRecords, findImpactRecords, type ImpactRecordPage } from '../../src/db/repositories/impact-records.js'
+import {
+  explainImpactRecords,
+  findImpactRecordPosition,
+  findImpactRecords,
+  type ImpactRecordPage,
+} from '../../src/db/repositories/impact-records.js'
 import { DEMO_PARTNER_IDS } from '../../src/domain/data/demo-catalogue.js'
 import { client, createTestApp, type TestApp } from '../helpers/app.js'
+import { onPostgres } from '../helpers/db.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
 
 let t: TestApp
@@ -608,6 +614,41 @@ describe('impact_record_partners', () => {
       expect(plan.match(/allocations_p\d{4}_\d{2}\b/g) ?? [], plan).toEqual(['allocations_p2026_11'])
       expect(plan, plan).not.toMatch(/_default|impact_record_partners_p2026_12/)
       expect(plan).not.toMatch(/Sort/)
+    }
+  })
+
+  it.runIf(onPostgres())('reads a page and a cursor as named prepared statements, parsed once per connection (Postgres)', async () => {
+    // Planning a page's reads over every month of its window cost more than running them: a connection keeps their
+    // plans (docs/partitioning.md, "Reading a page of records"). One connection, so pg_prepared_statements sees them all.
+    const handle = await t.database.open(1)
+    try {
+      const filter = {
+        rootOrganisationId: parent.organisationId,
+        from: new Date('2026-11-21T00:00:00Z'),
+        to: new Date('2026-11-22T00:00:00Z'),
+      }
+      const page: ImpactRecordPage = { filter, direction: 'forward', limit: 11 }
+      const first = await findImpactRecords(handle.db, page)
+      expect(first).toHaveLength(11)
+      const cursor = first[10]?.id as string
+      const position = await findImpactRecordPosition(handle.db, cursor)
+      for (let i = 0; i < 6; i++) {
+        expect(await findImpactRecords(handle.db, page)).toEqual(first)
+        expect(await findImpactRecordPosition(handle.db, cursor)).toEqual(position)
+      }
+      // Other values, same statements: the next page.
+      const next = await findImpactRecords(handle.db, { ...page, after: position })
+      expect(next[0]?.id).not.toBe(cursor)
+      const { rows } = await sql<{ statement: string; executions: number }>`
+        SELECT statement, (generic_plans + custom_plans)::int AS executions FROM pg_prepared_statements
+        WHERE name LIKE 'canopy\\_%' ORDER BY statement`.execute(handle.db)
+      const executions = (fragment: RegExp) => rows.filter((r) => fragment.test(r.statement)).map((r) => r.executions)
+      // The keys of a first page (7 reads) and of a page after a cursor (1), their allocations (8), the cursor (7).
+      expect(executions(/FROM allocations a\s+WHERE a\.id = ANY/)).toEqual([8])
+      expect(executions(/FROM allocations WHERE id = \$1::uuid\s+UNION ALL/)).toEqual([7])
+      expect(rows).toHaveLength(4)
+    } finally {
+      await handle.close()
     }
   })
 

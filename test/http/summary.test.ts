@@ -632,10 +632,15 @@ describe('rollups', () => {
     await rollTo(new Date('2027-03-28T00:45:00Z'))
     const byWorker = await rows()
     expect(byWorker.some((r) => r.grain === 'week')).toBe(true)
+    expect(await migrateDown(t.db)).toEqual(['2026_11_27_002310_analyze_partitioned_tables'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_25_002300_partition_ledger'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_25_002200_weekly_rollups'])
     expect((await rows()).some((r) => r.grain === 'week')).toBe(false)
-    expect(await migrateToLatest(t.db)).toEqual(['2026_11_25_002200_weekly_rollups', '2026_11_25_002300_partition_ledger'])
+    expect(await migrateToLatest(t.db)).toEqual([
+      '2026_11_25_002200_weekly_rollups',
+      '2026_11_25_002300_partition_ledger',
+      '2026_11_27_002310_analyze_partitioned_tables',
+    ])
     expect(await rows()).toEqual(byWorker)
   })
 

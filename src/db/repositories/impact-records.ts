@@ -2,11 +2,12 @@
 // (funds date-time, record id). Each table is read through an index ending in (created_at, id), and the two ordered
 // scans are merged (Merge Append), so a page costs its own size whatever the tables hold: keyset, never OFFSET. A
 // partner filter reads impact_record_partners, led by the partner, instead.
-import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely'
 import type { AddressJson, Database, StoredAllocationEntry, StoredMerchant, StoredProfitShare } from '../database.js'
 import type { ImpactRecordSource } from '../../domain/impact-record.js'
 import type { ProfitShareSplit } from '../../domain/profit-share.js'
 import { profitShareOf, splitOf } from './allocations.js'
+import { prepared } from '../prepared.js'
 
 /** Which records: one tree (optionally some of its organisations), a window [from, to) and the optional filters. */
 export interface ImpactRecordFilter {
@@ -220,9 +221,12 @@ function pageKeysQuery(page: ImpactRecordPage): RawBuilder<KeyRow> {
 async function allocationsOfKeys(db: Kysely<Database>, keys: readonly KeyRow[]): Promise<Map<string, AllocationColumnsRow>> {
   const ids = [...new Set(keys.map((k) => k.allocation_id))]
   const times = [...new Set(keys.map((k) => k.allocation_created_at))]
-  const { rows } = await sql<AllocationColumnsRow>`
+  const { rows } = await runPrepared<AllocationColumnsRow>(
+    db,
+    sql<AllocationColumnsRow>`
     SELECT ${ALLOCATION_COLUMNS} FROM allocations a
-    WHERE a.id = ANY(${ids}::uuid[]) AND a.created_at = ANY(${times}::timestamptz[])`.execute(db)
+    WHERE a.id = ANY(${ids}::uuid[]) AND a.created_at = ANY(${times}::timestamptz[])`,
+  )
   return new Map(rows.map((r) => [r.allocation_id, r]))
 }
 
@@ -231,8 +235,13 @@ async function allocationsOfKeys(db: Kysely<Database>, keys: readonly KeyRow[]):
  * reads: the page's keys, then their allocations (a join in one statement planned every month of the window for each
  * side of it). Neither plan has a Sort node: each scan reads its index in order and stops once the page is full.
  */
+async function runPrepared<R>(db: Kysely<Database>, query: RawBuilder<R>) {
+  const compiled = query.compile(db)
+  return db.executeQuery<R>(CompiledQuery.raw(prepared(compiled.sql), [...compiled.parameters]))
+}
+
 export async function findImpactRecords(db: Kysely<Database>, page: ImpactRecordPage): Promise<StoredImpactRecord[]> {
-  const { rows: keys } = await pageKeysQuery(page).execute(db)
+  const { rows: keys } = await runPrepared(db, pageKeysQuery(page))
   if (keys.length === 0) return []
   const allocations = await allocationsOfKeys(db, keys)
   return keys.map(({ allocation_created_at: _, ...key }) => {
@@ -282,10 +291,13 @@ export async function findImpactRecordPosition(
   db: Kysely<Database>,
   id: string,
 ): Promise<(ImpactRecordPosition & { organisationId: string; rootOrganisationId: string }) | undefined> {
-  const { rows } = await sql<{ time: string; id: string; organisation_id: string; root_organisation_id: string }>`
+  const { rows } = await runPrepared(
+    db,
+    sql<{ time: string; id: string; organisation_id: string; root_organisation_id: string }>`
     SELECT created_at::text AS time, id, organisation_id, root_organisation_id FROM allocations WHERE id = ${id}::uuid
     UNION ALL
-    SELECT created_at::text, id, organisation_id, root_organisation_id FROM allocation_reversals WHERE id = ${id}::uuid`.execute(db)
+    SELECT created_at::text, id, organisation_id, root_organisation_id FROM allocation_reversals WHERE id = ${id}::uuid`,
+  )
   const row = rows[0]
   return row && { time: row.time, id: row.id, organisationId: row.organisation_id, rootOrganisationId: row.root_organisation_id }
 }
