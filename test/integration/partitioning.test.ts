@@ -137,7 +137,12 @@ describe('the migration', () => {
     expect(before.allocation_reversal_keys?.length).toBe(1)
 
     // Down past both partitionings (and the migrations between them), then up again.
-    const after = ['2026_11_25_002300_partition_ledger', '2026_11_25_002200_weekly_rollups', '2026_11_25_002100_small_webhook_events']
+    const after = [
+      '2026_11_27_002400_compact_entries',
+      '2026_11_25_002300_partition_ledger',
+      '2026_11_25_002200_weekly_rollups',
+      '2026_11_25_002100_small_webhook_events',
+    ]
     for (const name of after) expect(await migrateDown(t.db)).toEqual([name])
     expect(await relkind('allocations')).toBe('r')
     expect(await migrateDown(t.db)).toEqual(['2026_11_25_001900_partition_history'])
