@@ -91,10 +91,11 @@ async function seed(url: string): Promise<{ rootKey: string; childKey: string; r
     await sql`
       INSERT INTO quotes (id, organisation_id, impact_type, currency_code, tax_liability, request, locked, created_at)
       VALUES (${quoteId}::uuid, ${rootId}::uuid, 'carbon', 'GBP', 'platform', '{}', '{}', ${now}::timestamptz)`.execute(db)
-    const line = (kind: string, partner: string, project: string | null) =>
-      `jsonb_build_object('kind', '${kind}', 'projectId', ${project === null ? 'null' : `'${project}'`}, 'impactPartnerId', ${partner}, ` +
-      `'impactAmount', '1.00', 'impactSalesTaxAmount', '0.20', 'impactSalesTaxRate', '0.2', 'serviceFeeAmount', '0.20', ` +
-      `'serviceFeeSalesTaxAmount', '0.04', 'serviceFeeSalesTaxRate', '0.2', 'quantityTonnes', ${kind === 'credit' ? "'0.050000'" : 'null'})`
+    // A line as the API stores it (src/db/database.ts, StoredAllocationEntry): [kind, partner, project, tonnes, impact,
+    // its tax rate, its tax, service fee, its tax rate, its tax].
+    const line = (kind: 'cr' | 'co', partner: string, project: string | null) =>
+      `jsonb_build_array('${kind}', ${partner}, ${project === null ? 'null' : `'${project}'`}, ${kind === 'cr' ? "'0.050000'" : 'null'}, ` +
+      `'1.00', '0.2', '0.20', '0.20', '0.2', '0.04')`
     // Credits: two lines (partners g%4 and (g+1)%4); every other allocation also a contribution (partner g%4). The fifth
     // partner is rare: one allocation in 1,000 has it.
     const partnerOf = (expr: string) =>
@@ -121,8 +122,8 @@ async function seed(url: string): Promise<{ rootKey: string; childKey: string; r
              collection_organisation_id, consumer_reference, merchant)
            SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, org, '${quoteId}', 'k' || g,
                   decode(md5(g::text) || md5(g::text), 'hex'), 'GBP', 2.88, CASE WHEN g % 2 = 0 THEN 1.44 END, 'platform', false,
-                  jsonb_build_array(${line('credit', partnerOf('g'), PARTNERS[0] as string)}, ${line('credit', partnerOf('g + 1'), PARTNERS[1] as string)})
-                    || CASE WHEN g % 2 = 0 THEN jsonb_build_array(${line('contribution', partnerOf('g'), null)}) ELSE '[]'::jsonb END,
+                  jsonb_build_array(${line('cr', partnerOf('g'), PARTNERS[0] as string)}, ${line('cr', partnerOf('g + 1'), PARTNERS[1] as string)})
+                    || CASE WHEN g % 2 = 0 THEN jsonb_build_array(${line('co', partnerOf('g'), null)}) ELSE '[]'::jsonb END,
                   timestamptz '${START}' + g * interval '${STEP_MS} milliseconds', '${rootId}', org, 'consumer_' || (g % 50000), NULL
            FROM (SELECT g, (ARRAY['${orgIds.join("','")}']::uuid[])[g % ${orgIds.length} + 1] AS org
                  FROM generate_series(${from}, ${to}) g) s`,
@@ -152,12 +153,12 @@ async function seed(url: string): Promise<{ rootKey: string; childKey: string; r
     await sql`
       INSERT INTO impact_record_partners (impact_partner_id, root_organisation_id, funds_date_time, record_id, organisation_id, allocation_id,
         allocation_created_at)
-      SELECT DISTINCT (e.entry->>'impactPartnerId')::uuid, a.root_organisation_id, a.created_at, a.id, a.organisation_id, a.id, a.created_at
+      SELECT DISTINCT (e.entry->>1)::uuid, a.root_organisation_id, a.created_at, a.id, a.organisation_id, a.id, a.created_at
       FROM allocations a CROSS JOIN LATERAL jsonb_array_elements(a.entries) AS e(entry)`.execute(db)
     await sql`
       INSERT INTO impact_record_partners (impact_partner_id, root_organisation_id, funds_date_time, record_id, organisation_id, allocation_id,
         allocation_created_at)
-      SELECT DISTINCT (e.entry->>'impactPartnerId')::uuid, r.root_organisation_id, r.created_at, r.id, r.organisation_id, r.allocation_id,
+      SELECT DISTINCT (e.entry->>1)::uuid, r.root_organisation_id, r.created_at, r.id, r.organisation_id, r.allocation_id,
         r.allocation_created_at
       FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id AND a.created_at = r.allocation_created_at
       CROSS JOIN LATERAL jsonb_array_elements(a.entries) AS e(entry)`.execute(db)

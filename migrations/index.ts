@@ -23,6 +23,7 @@ import * as m002100 from './2026_11_25_002100_small_webhook_events.js'
 import * as m002200 from './2026_11_25_002200_weekly_rollups.js'
 import * as m002300 from './2026_11_25_002300_partition_ledger.js'
 import * as m002310 from './2026_11_27_002310_analyze_partitioned_tables.js'
+import * as m002400 from './2026_11_27_002400_compact_entries.js'
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000100_organisations_and_api_keys': m000100,
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_25_002200_weekly_rollups': m002200,
   '2026_11_25_002300_partition_ledger': m002300,
   '2026_11_27_002310_analyze_partitioned_tables': m002310,
+  '2026_11_27_002400_compact_entries': m002400,
 }

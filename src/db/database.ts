@@ -239,21 +239,38 @@ export type StoredProfitShareLine = [number, string, string, string] | [number, 
 /** allocations.merchant: the quote request's merchant. */
 export type StoredMerchant = NonNullable<QuoteRequestRecord['merchant']>
 
-/** One element of allocations.entries: exact decimal strings in the allocation currency. */
-export interface StoredAllocationEntry {
-  kind: 'credit' | 'contribution'
-  projectId: string | null
-  impactPartnerId: string
-  impactAmount: string
-  impactSalesTaxAmount: string
-  impactSalesTaxRate: string
-  serviceFeeAmount: string
-  serviceFeeSalesTaxAmount: string
-  serviceFeeSalesTaxRate: string
-  quantityTonnes: string | null
-}
+/**
+ * One element of allocations.entries, compact like profit_share (every byte is WAL on every allocation): one positional
+ * array per line, [kind, impactPartnerId, projectId, quantityTonnes, impactAmount, impactSalesTaxRate,
+ * impactSalesTaxAmount, serviceFeeAmount, serviceFeeSalesTaxRate, serviceFeeSalesTaxAmount]. kind is 'cr' (a credit,
+ * with its project and tonnes) or 'co' (a contribution: both null). Amounts, rates and tonnes are exact decimal strings
+ * in the allocation currency (migrations/2026_11_27_002400_compact_entries.ts; the SQL reading them names positions).
+ */
+export type StoredAllocationEntry = StoredCreditEntry | StoredContributionEntry
+export type StoredCreditEntry = [
+  kind: 'cr',
+  impactPartnerId: string,
+  projectId: string,
+  quantityTonnes: string,
+  ...amounts: StoredEntryAmounts,
+]
+export type StoredContributionEntry = [
+  kind: 'co',
+  impactPartnerId: string,
+  projectId: null,
+  quantityTonnes: null,
+  ...amounts: StoredEntryAmounts,
+]
+export type StoredEntryAmounts = [
+  impactAmount: string,
+  impactSalesTaxRate: string,
+  impactSalesTaxAmount: string,
+  serviceFeeAmount: string,
+  serviceFeeSalesTaxRate: string,
+  serviceFeeSalesTaxAmount: string,
+]
 
-/** A view over allocations.entries (read only). */
+/** A view over allocations.entries (read only): a row per line, its kind spelled out. */
 export interface AllocationEntriesTable {
   allocation_id: string
   position: number

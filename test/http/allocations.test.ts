@@ -548,28 +548,48 @@ describe('quotes from sessions', () => {
 })
 
 describe('the database guards the money invariant itself', () => {
-  it('refuses an allocation whose entries do not sum to the amount paid (CHECK constraint)', async () => {
-    const entry = (impactAmount: string) => ({
+  it('refuses an allocation whose entries do not sum to the amount paid, or are not of the stored shape (CHECK constraint)', async () => {
+    // A line as stored (src/db/database.ts, StoredAllocationEntry): [kind, partner, project, tonnes, impact, its tax rate,
+    // its tax, service fee, its tax rate, its tax].
+    const entry = (impactAmount: string) => [
+      'cr',
+      DEMO_PARTNER_IDS.verdantRemovals,
+      RWANDA,
+      '0.000000',
+      impactAmount,
+      '0',
+      '0.00',
+      '0.00',
+      '0',
+      '0.00',
+    ]
+    const insert = (entries: unknown[]) =>
+      sql`
+      INSERT INTO allocations (id, organisation_id, quote_id, idempotency_key, request_hash, currency_code, credits_amount,
+        contribution_amount, tax_liability, issue_tax_receipt, entries, created_at, root_organisation_id, collection_organisation_id)
+      VALUES (${randomUUID()}, ${merchant.organisationId}, ${gbpQuote}, ${randomUUID()}, ${Buffer.alloc(32)}, 'GBP', 1.00,
+        NULL, 'platform', false, ${JSON.stringify(entries)}::jsonb, now(), ${merchant.organisationId}, ${merchant.organisationId})`.execute(
+        t.db,
+      )
+    const refused = { message: expect.stringMatching(/allocations_entries_balance/) }
+    await expect(insert([entry('0.99')])).rejects.toMatchObject(refused)
+    // Balanced, but not a line of ten with a known kind: its positions would be misread.
+    await expect(insert([[...entry('1.00'), '0']])).rejects.toMatchObject(refused)
+    await expect(insert([['credit', ...entry('1.00').slice(1)]])).rejects.toMatchObject(refused)
+    // The shape before migrations/2026_11_27_002400_compact_entries.ts: balanced, refused.
+    const object = {
       kind: 'credit',
       projectId: RWANDA,
       impactPartnerId: DEMO_PARTNER_IDS.verdantRemovals,
-      impactAmount,
+      impactAmount: '1.00',
       impactSalesTaxAmount: '0.00',
       impactSalesTaxRate: '0',
       serviceFeeAmount: '0.00',
       serviceFeeSalesTaxAmount: '0.00',
       serviceFeeSalesTaxRate: '0',
       quantityTonnes: '0.000000',
-    })
-    const insert = (impactAmount: string) =>
-      sql`
-      INSERT INTO allocations (id, organisation_id, quote_id, idempotency_key, request_hash, currency_code, credits_amount,
-        contribution_amount, tax_liability, issue_tax_receipt, entries, created_at, root_organisation_id, collection_organisation_id)
-      VALUES (${randomUUID()}, ${merchant.organisationId}, ${gbpQuote}, ${randomUUID()}, ${Buffer.alloc(32)}, 'GBP', 1.00,
-        NULL, 'platform', false, ${JSON.stringify([entry(impactAmount)])}::jsonb, now(), ${merchant.organisationId}, ${merchant.organisationId})`.execute(
-        t.db,
-      )
-    await expect(insert('0.99')).rejects.toMatchObject({ message: expect.stringMatching(/allocations_entries_balance/) })
-    await expect(insert('1.00')).resolves.toBeDefined()
+    }
+    await expect(insert([object])).rejects.toMatchObject(refused)
+    await expect(insert([entry('1.00')])).resolves.toBeDefined()
   })
 })

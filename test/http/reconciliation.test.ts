@@ -87,7 +87,10 @@ afterAll(() => t.close())
 
 const list = (key: string, query: string) => client(t.app, key).get(`/v3/funds/allocations/impact?${query}`)
 
-/** Σ of record totals in SQL: allocations' entries, minus those of reversals, in the window and organisations. */
+/**
+ * Σ of record totals in SQL: allocations' entries, minus those of reversals, in the window and organisations. A line is
+ * an array (src/db/database.ts, StoredAllocationEntry): its partner at 1, its amounts at 4, 6, 7 and 9.
+ */
 async function sqlTotal(organisationIds: string[], from: string, to: string): Promise<string> {
   const { rows } = await sql<{ total: string | null }>`
     WITH lines AS (
@@ -96,8 +99,7 @@ async function sqlTotal(organisationIds: string[], from: string, to: string): Pr
       SELECT r.organisation_id, r.created_at, -1, e FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id,
         jsonb_array_elements(a.entries) e
     )
-    SELECT sum(sign * ((e->>'impactAmount')::numeric + (e->>'impactSalesTaxAmount')::numeric
-                     + (e->>'serviceFeeAmount')::numeric + (e->>'serviceFeeSalesTaxAmount')::numeric))::text AS total
+    SELECT sum(sign * ((e->>4)::numeric + (e->>6)::numeric + (e->>7)::numeric + (e->>9)::numeric))::text AS total
     FROM lines WHERE organisation_id = ANY(${organisationIds}::uuid[]) AND at >= ${from}::timestamptz AND at < ${to}::timestamptz`.execute(
     t.db,
   )
@@ -121,7 +123,7 @@ async function sqlRecordsWithPartner(
     )
     SELECT id FROM recs
     WHERE organisation_id = ANY(${organisationIds}::uuid[]) AND at >= ${from}::timestamptz AND at < ${to}::timestamptz
-      AND EXISTS (SELECT 1 FROM jsonb_array_elements(entries) e WHERE e->>'impactPartnerId' = ${partner})
+      AND EXISTS (SELECT 1 FROM jsonb_array_elements(entries) e WHERE e->>1 = ${partner})
       ${consumerReference === undefined ? sql`` : sql`AND consumer_reference = ${consumerReference}`}
     ORDER BY at, id`.execute(t.db)
   return rows.map((r) => r.id)
@@ -130,11 +132,11 @@ async function sqlRecordsWithPartner(
 /** The partner rows as they should be, derived from the records' lines, and as they are (sorted the same way). */
 async function partnerRowsDerivedAndStored(): Promise<{ derived: unknown[]; stored: unknown[] }> {
   const { rows: derived } = await sql`
-    SELECT DISTINCT (e->>'impactPartnerId') AS partner, a.root_organisation_id::text AS root, a.created_at::text AS at, a.id::text AS record,
+    SELECT DISTINCT (e->>1) AS partner, a.root_organisation_id::text AS root, a.created_at::text AS at, a.id::text AS record,
            a.organisation_id::text AS organisation, a.id::text AS allocation
     FROM allocations a, jsonb_array_elements(a.entries) e
     UNION
-    SELECT DISTINCT (e->>'impactPartnerId'), r.root_organisation_id::text, r.created_at::text, r.id::text, r.organisation_id::text, r.allocation_id::text
+    SELECT DISTINCT (e->>1), r.root_organisation_id::text, r.created_at::text, r.id::text, r.organisation_id::text, r.allocation_id::text
     FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id, jsonb_array_elements(a.entries) e
     ORDER BY 1, 2, 3, 4`.execute(t.db)
   const { rows: stored } = await sql`
@@ -147,7 +149,7 @@ async function partnerRowsDerivedAndStored(): Promise<{ derived: unknown[]; stor
 /** Every impact partner on a line of the parent's tree. */
 async function treePartners(): Promise<string[]> {
   const { rows } = await sql<{ partner: string }>`
-    SELECT DISTINCT e->>'impactPartnerId' AS partner FROM allocations a, jsonb_array_elements(a.entries) e
+    SELECT DISTINCT e->>1 AS partner FROM allocations a, jsonb_array_elements(a.entries) e
     WHERE a.root_organisation_id = ${parent.organisationId}::uuid ORDER BY 1`.execute(t.db)
   return rows.map((r) => r.partner)
 }
@@ -271,6 +273,16 @@ describe('GET /funds/allocations/impact', () => {
     const ocean = await sqlRecordsWithPartner(DEMO_PARTNER_IDS.oceanCommons, tree, from, to)
     expect(ocean.some((id) => written.find((w) => w.id === id)?.reversal)).toBe(true)
     expect((await list(parent.apiKey, `${WINDOW}&impactPartnerId=${randomUUID()}`)).json()).toEqual({ hasMore: false, data: [] })
+    // A line's partner is one position of it: a project's id (another position of the same lines) is no partner's.
+    const { rows: projects } = await sql<{ project: string }>`
+      SELECT DISTINCT e->>2 AS project FROM allocations a, jsonb_array_elements(a.entries) e
+      WHERE a.root_organisation_id = ${parent.organisationId}::uuid AND a.consumer_reference = 'consumer_1' AND e->>0 = 'cr'`.execute(t.db)
+    expect(projects.length).toBeGreaterThan(0)
+    for (const { project } of projects) {
+      for (const extra of ['', '&consumerReference=consumer_1']) {
+        expect((await list(parent.apiKey, `${WINDOW}&impactPartnerId=${project}${extra}`)).json()).toEqual({ hasMore: false, data: [] })
+      }
+    }
   })
 
   it("never shows another tree's records, and a child's key sees only its own", async () => {

@@ -632,6 +632,7 @@ describe('rollups', () => {
     await rollTo(new Date('2027-03-28T00:45:00Z'))
     const byWorker = await rows()
     expect(byWorker.some((r) => r.grain === 'week')).toBe(true)
+    expect(await migrateDown(t.db)).toEqual(['2026_11_27_002400_compact_entries'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_27_002310_analyze_partitioned_tables'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_25_002300_partition_ledger'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_25_002200_weekly_rollups'])
@@ -640,6 +641,7 @@ describe('rollups', () => {
       '2026_11_25_002200_weekly_rollups',
       '2026_11_25_002300_partition_ledger',
       '2026_11_27_002310_analyze_partitioned_tables',
+      '2026_11_27_002400_compact_entries',
     ])
     expect(await rows()).toEqual(byWorker)
   })
@@ -647,7 +649,8 @@ describe('rollups', () => {
   it('hold, in every grain, dimension and scope, exactly the records before rolled_until (gaps of months skipped)', async () => {
     for (const until of ['2026-11-22T10:17:00.123Z', '2027-03-28T00:00:00Z', '2027-12-01T00:00:00Z']) {
       await rollTo(new Date(until))
-      // The records' sums per tree and currency, straight from the allocations' entries.
+      // The records' sums per tree and currency, straight from the allocations' entries (a line is an array:
+      // src/db/database.ts, StoredAllocationEntry).
       const { rows: expected } = await sql<Record<string, string>>`
         WITH recs AS (
           SELECT a.root_organisation_id AS root, a.currency_code AS currency, 1 AS sign, a.entries FROM allocations a
@@ -657,10 +660,10 @@ describe('rollups', () => {
           WHERE r.created_at < ${until}::timestamptz
         )
         SELECT root::text, currency, count(*) FILTER (WHERE sign = 1)::text AS allocations, count(*) FILTER (WHERE sign = -1)::text AS reversals,
-          (SELECT coalesce(sum(sign * ((e->>'impactAmount')::numeric + (e->>'serviceFeeSalesTaxAmount')::numeric)), 0) FROM recs r2,
-             jsonb_array_elements(r2.entries) e WHERE r2.root = recs.root AND r2.currency = recs.currency AND e->>'kind' = 'credit')::text AS credits,
-          (SELECT coalesce(sum(sign * (e->>'impactAmount')::numeric), 0) FROM recs r2, jsonb_array_elements(r2.entries) e
-             WHERE r2.root = recs.root AND r2.currency = recs.currency AND e->>'kind' = 'contribution')::text AS contributions
+          (SELECT coalesce(sum(sign * ((e->>4)::numeric + (e->>9)::numeric)), 0) FROM recs r2,
+             jsonb_array_elements(r2.entries) e WHERE r2.root = recs.root AND r2.currency = recs.currency AND e->>0 = 'cr')::text AS credits,
+          (SELECT coalesce(sum(sign * (e->>4)::numeric), 0) FROM recs r2, jsonb_array_elements(r2.entries) e
+             WHERE r2.root = recs.root AND r2.currency = recs.currency AND e->>0 = 'co')::text AS contributions
         FROM recs GROUP BY root, currency ORDER BY root, currency`.execute(t.db)
       expect(expected.length).toBeGreaterThan(3)
       const sets = (

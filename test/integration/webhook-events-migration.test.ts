@@ -11,7 +11,12 @@ import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver
 
 const MIGRATION = '2026_11_25_002100_small_webhook_events'
 /** The migrations after it, undone first (newest first). */
-const LATER = ['2026_11_27_002310_analyze_partitioned_tables', '2026_11_25_002300_partition_ledger', '2026_11_25_002200_weekly_rollups']
+const LATER = [
+  '2026_11_27_002400_compact_entries',
+  '2026_11_27_002310_analyze_partitioned_tables',
+  '2026_11_25_002300_partition_ledger',
+  '2026_11_25_002200_weekly_rollups',
+]
 const undoLater = async () => {
   for (const name of LATER) expect(await migrateDown(t.db)).toEqual([name])
 }

@@ -4,7 +4,7 @@
 // and moves rolled_until, in one transaction. A summary reads, in one snapshot, rows for what is before rolled_until and
 // the records for the rest. The allocation and reversal statements are not involved.
 import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely'
-import type { Database } from '../database.js'
+import type { Database, StoredAllocationEntry } from '../database.js'
 import { prepared } from '../prepared.js'
 import { decimalTextToMinorUnits, minorUnitsOf } from '../../domain/money.js'
 import {
@@ -44,19 +44,21 @@ const AMOUNT_COLUMNS = [
 type AmountColumn = (typeof AMOUNT_COLUMNS)[number]
 const amountList = (f: (column: AmountColumn) => RawBuilder<unknown>) => sql.join(AMOUNT_COLUMNS.map(f))
 
-// The lines of a record `x` (its allocation's entries), typed: numeric sums of the decimal strings are exact.
-const LINES = sql`jsonb_to_recordset(x.entries) AS e(kind text, "impactPartnerId" uuid, "projectId" uuid, "impactAmount" numeric,
-  "impactSalesTaxAmount" numeric, "serviceFeeAmount" numeric, "serviceFeeSalesTaxAmount" numeric, "quantityTonnes" numeric)`
-const LINE_FIELD: Record<AmountColumn, { kind: 'credit' | 'contribution'; field: string }> = {
-  credits_impact: { kind: 'credit', field: 'impactAmount' },
-  credits_impact_tax: { kind: 'credit', field: 'impactSalesTaxAmount' },
-  credits_service_fee: { kind: 'credit', field: 'serviceFeeAmount' },
-  credits_service_fee_tax: { kind: 'credit', field: 'serviceFeeSalesTaxAmount' },
-  credits_quantity_tonnes: { kind: 'credit', field: 'quantityTonnes' },
-  contributions_impact: { kind: 'contribution', field: 'impactAmount' },
-  contributions_impact_tax: { kind: 'contribution', field: 'impactSalesTaxAmount' },
-  contributions_service_fee: { kind: 'contribution', field: 'serviceFeeAmount' },
-  contributions_service_fee_tax: { kind: 'contribution', field: 'serviceFeeSalesTaxAmount' },
+// The lines of a record `x` (its allocation's entries, positional: database.ts, StoredAllocationEntry), typed: numeric
+// sums of the decimal strings are exact. kind is the stored code, 'cr' or 'co'.
+const LINES = sql`(SELECT l->>0 AS kind, (l->>1)::uuid AS "impactPartnerId", (l->>2)::uuid AS "projectId",
+  (l->>3)::numeric AS "quantityTonnes", (l->>4)::numeric AS "impactAmount", (l->>6)::numeric AS "impactSalesTaxAmount",
+  (l->>7)::numeric AS "serviceFeeAmount", (l->>9)::numeric AS "serviceFeeSalesTaxAmount" FROM jsonb_array_elements(x.entries) AS l) AS e`
+const LINE_FIELD: Record<AmountColumn, { kind: StoredAllocationEntry[0]; field: string }> = {
+  credits_impact: { kind: 'cr', field: 'impactAmount' },
+  credits_impact_tax: { kind: 'cr', field: 'impactSalesTaxAmount' },
+  credits_service_fee: { kind: 'cr', field: 'serviceFeeAmount' },
+  credits_service_fee_tax: { kind: 'cr', field: 'serviceFeeSalesTaxAmount' },
+  credits_quantity_tonnes: { kind: 'cr', field: 'quantityTonnes' },
+  contributions_impact: { kind: 'co', field: 'impactAmount' },
+  contributions_impact_tax: { kind: 'co', field: 'impactSalesTaxAmount' },
+  contributions_service_fee: { kind: 'co', field: 'serviceFeeAmount' },
+  contributions_service_fee_tax: { kind: 'co', field: 'serviceFeeSalesTaxAmount' },
 }
 const LINE_SUMS = amountList(
   (c) => sql`coalesce(sum(e.${sql.ref(LINE_FIELD[c].field)}) FILTER (WHERE e.kind = ${sql.lit(LINE_FIELD[c].kind)}), 0) AS ${sql.ref(c)}`,
@@ -64,13 +66,13 @@ const LINE_SUMS = amountList(
 
 /**
  * One row per group of a record's lines for a dimension, with the sums of those lines (raw SQL: a lateral subquery
- * over jsonb_to_recordset). `total`: one row for all lines; `partner`: one per impact partner (a credit line carries its
+ * over the lines' elements). `total`: one row for all lines; `partner`: one per impact partner (a credit line carries its
  * project's partner); `project`: one per project of its credit lines.
  */
 function groupsOfRecord(dimension: RollupDimension): RawBuilder<unknown> {
   if (dimension === 'total') return sql`SELECT ${NIL_UUID}::uuid AS group_id, ${LINE_SUMS} FROM ${LINES}`
   if (dimension === 'partner') return sql`SELECT e."impactPartnerId" AS group_id, ${LINE_SUMS} FROM ${LINES} GROUP BY e."impactPartnerId"`
-  return sql`SELECT e."projectId" AS group_id, ${LINE_SUMS} FROM ${LINES} WHERE e.kind = 'credit' GROUP BY e."projectId"`
+  return sql`SELECT e."projectId" AS group_id, ${LINE_SUMS} FROM ${LINES} WHERE e.kind = 'cr' GROUP BY e."projectId"`
 }
 
 /** Records counted, and each sum net of reversals, over rows `x` (records) with their groups `g`. */
@@ -147,7 +149,7 @@ function rowSets(): { scope: RollupScope; grain: RollupGrain; dimensions: Rollup
 
 /**
  * Adds the records of [from, to) (every tree) to the rows of their periods: one statement (raw SQL: data-modifying
- * aggregation with jsonb_to_recordset, date_bin and an additive ON CONFLICT). The caller holds the state row's lock and
+ * aggregation with jsonb_array_elements, date_bin and an additive ON CONFLICT). The caller holds the state row's lock and
  * moves rolled_until from `from` to `to` in the same transaction, so each record is added exactly once. Returns the
  * rows written.
  */

@@ -5,12 +5,15 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { formatMinorUnits, minorUnitsOf, parseDecimal, toMinorUnits } from '../../domain/money.js'
 import { serviceFeeOf, type ProfitShareLine, type ProfitShareSplit } from '../../domain/profit-share.js'
-import type { AllocationSplit } from '../../domain/types.js'
+import type { AllocationEntryAmounts, AllocationSplit, ContributionAllocationEntry, CreditAllocationEntry } from '../../domain/types.js'
 import type {
   AllocationRow,
   Database,
   NewAllocationRow,
   StoredAllocationEntry,
+  StoredContributionEntry,
+  StoredCreditEntry,
+  StoredEntryAmounts,
   StoredMerchant,
   StoredProfitShare,
   StoredProfitShareLine,
@@ -56,45 +59,53 @@ export interface Reversal {
   createdAt: Date
 }
 
-const entriesOf = (split: AllocationSplit): StoredAllocationEntry[] => [
-  ...split.credits.map(({ quantityTonnes, projectId, impactPartnerId, ...amounts }) => ({
-    kind: 'credit' as const,
-    projectId,
-    impactPartnerId,
-    ...amounts,
-    quantityTonnes,
-  })),
-  ...split.contributions.map(({ impactPartnerId, ...amounts }) => ({
-    kind: 'contribution' as const,
-    projectId: null,
-    impactPartnerId,
-    ...amounts,
-    quantityTonnes: null,
-  })),
+/** A line's amounts in their stored order (database.ts, StoredAllocationEntry). */
+const storedAmounts = (a: AllocationEntryAmounts): StoredEntryAmounts => [
+  a.impactAmount,
+  a.impactSalesTaxRate,
+  a.impactSalesTaxAmount,
+  a.serviceFeeAmount,
+  a.serviceFeeSalesTaxRate,
+  a.serviceFeeSalesTaxAmount,
 ]
 
-const amountsOf = (e: StoredAllocationEntry) => ({
-  impactAmount: e.impactAmount,
-  impactSalesTaxAmount: e.impactSalesTaxAmount,
-  impactSalesTaxRate: e.impactSalesTaxRate,
-  serviceFeeAmount: e.serviceFeeAmount,
-  serviceFeeSalesTaxAmount: e.serviceFeeSalesTaxAmount,
-  serviceFeeSalesTaxRate: e.serviceFeeSalesTaxRate,
+const entriesOf = (split: AllocationSplit): StoredAllocationEntry[] => [
+  ...split.credits.map((c): StoredCreditEntry => ['cr', c.impactPartnerId, c.projectId, c.quantityTonnes, ...storedAmounts(c)]),
+  ...split.contributions.map((c): StoredContributionEntry => ['co', c.impactPartnerId, null, null, ...storedAmounts(c)]),
+]
+
+/** The amounts read back, keyed in the order the presenters have always received them. */
+const amountsOf = ([
+  impactAmount,
+  impactSalesTaxRate,
+  impactSalesTaxAmount,
+  serviceFeeAmount,
+  serviceFeeSalesTaxRate,
+  serviceFeeSalesTaxAmount,
+]: StoredEntryAmounts): AllocationEntryAmounts => ({
+  impactAmount,
+  impactSalesTaxAmount,
+  impactSalesTaxRate,
+  serviceFeeAmount,
+  serviceFeeSalesTaxAmount,
+  serviceFeeSalesTaxRate,
 })
 
 /** Entries are stored exactly as the domain formatted them (jsonb keeps strings as written). */
-export const splitOf = (currencyCode: string, entries: readonly StoredAllocationEntry[]): AllocationSplit => ({
-  currencyCode,
-  credits: entries
-    .filter((e) => e.kind === 'credit')
-    .map((e) => ({
-      projectId: e.projectId ?? '',
-      impactPartnerId: e.impactPartnerId,
-      ...amountsOf(e),
-      quantityTonnes: e.quantityTonnes ?? '0',
-    })),
-  contributions: entries.filter((e) => e.kind === 'contribution').map((e) => ({ impactPartnerId: e.impactPartnerId, ...amountsOf(e) })),
-})
+export const splitOf = (currencyCode: string, entries: readonly StoredAllocationEntry[]): AllocationSplit => {
+  const credits: CreditAllocationEntry[] = []
+  const contributions: ContributionAllocationEntry[] = []
+  for (const entry of entries) {
+    if (entry[0] === 'cr') {
+      const [, impactPartnerId, projectId, quantityTonnes, ...amounts] = entry
+      credits.push({ projectId, impactPartnerId, ...amountsOf(amounts), quantityTonnes })
+    } else {
+      const [, impactPartnerId, , , ...amounts] = entry
+      contributions.push({ impactPartnerId, ...amountsOf(amounts) })
+    }
+  }
+  return { currencyCode, credits, contributions }
+}
 
 /**
  * allocations.profit_share (database.ts, StoredProfitShare): the settlement model, then per line its level, funds
@@ -188,13 +199,14 @@ const allocationFromRow = (row: AllocationRow): Allocation => {
  * The CTE that writes the partner rows of the records `written` returns (docs/reconciliation.md, "Storage and
  * indexes"): one per distinct impact partner of the record's lines, so they exist only if the record was written.
  * `written` returns the allocations' rows (with their entries), or the reversals' (lines read from their allocation).
- * Raw SQL: a data-modifying CTE over the insert's RETURNING and jsonb_array_elements.
+ * A line's impact partner is its element 1 (database.ts, StoredAllocationEntry). Raw SQL: a data-modifying CTE over the
+ * insert's RETURNING and jsonb_array_elements.
  */
 const partnerRows = (of: 'allocations' | 'reversals') => sql`
   written_partners AS (
     INSERT INTO impact_record_partners (impact_partner_id, root_organisation_id, funds_date_time, record_id, organisation_id, allocation_id,
       allocation_created_at)
-    SELECT DISTINCT (e.entry->>'impactPartnerId')::uuid, w.root_organisation_id, w.created_at, w.id, w.organisation_id,
+    SELECT DISTINCT (e.entry->>1)::uuid, w.root_organisation_id, w.created_at, w.id, w.organisation_id,
       ${of === 'allocations' ? sql`w.id, w.created_at` : sql`w.allocation_id, w.allocation_created_at`}
     FROM written w
     ${of === 'allocations' ? sql`` : sql`JOIN allocations a ON a.id = w.allocation_id AND a.created_at = w.allocation_created_at`}

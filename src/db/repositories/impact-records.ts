@@ -137,7 +137,8 @@ function streamConditions(page: ImpactRecordPage): RawBuilder<unknown>[] {
   else if (orgs !== undefined) where.push(sql`u.organisation_id = ANY(${[...orgs]}::uuid[])`)
   if (filter.consumerReference !== undefined) where.push(sql`u.consumer_reference = ${filter.consumerReference}`)
   if (filter.impactPartnerId !== undefined) {
-    where.push(sql`u.entries @> ${JSON.stringify([{ impactPartnerId: filter.impactPartnerId }])}::jsonb`)
+    // A line's partner is its element 1 (database.ts, StoredAllocationEntry): containment (@>) ignores positions.
+    where.push(sql`EXISTS (SELECT 1 FROM jsonb_array_elements(u.entries) AS e(line) WHERE e.line->>1 = ${filter.impactPartnerId})`)
   }
   if (filter.profitShareFromLevel !== undefined) {
     where.push(sql`u.profit_share IS NOT NULL`)
