@@ -85,6 +85,17 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
+/**
+ * A page's plan as at scale: a few dozen rows would be read whole and sorted, so the planner is told to prefer indexes,
+ * as it does on a large ledger.
+ */
+const planAtScale = (page: ImpactRecordPage) =>
+  t.db.transaction().execute(async (trx) => {
+    await sql`SET LOCAL enable_seqscan = off`.execute(trx)
+    await sql`SET LOCAL enable_bitmapscan = off`.execute(trx)
+    return (await explainImpactRecords(trx, page)).join('\n')
+  })
+
 const list = (key: string, query: string) => client(t.app, key).get(`/v3/funds/allocations/impact?${query}`)
 
 /**
@@ -614,12 +625,7 @@ describe('impact_record_partners', () => {
     ]
     for (const page of pages) {
       expect((await findImpactRecords(t.db, page)).length, JSON.stringify(page)).toBeGreaterThan(0)
-      // A few dozen rows would be read whole and sorted: the planner is told to prefer indexes, as it does at scale.
-      const plan = await t.db.transaction().execute(async (trx) => {
-        await sql`SET LOCAL enable_seqscan = off`.execute(trx)
-        await sql`SET LOCAL enable_bitmapscan = off`.execute(trx)
-        return (await explainImpactRecords(trx, page)).join('\n')
-      })
+      const plan = await planAtScale(page)
       // The window's month of the partner rows, then the page's allocations by (id, created_at) in that month alone.
       expect(plan, plan).toMatch(/Index (Only )?Scan( Backward)? using impact_record_partners_p2026_11_pkey/)
       expect(plan, plan).toMatch(/Index Cond: \(\(id = ANY .*\) AND \(created_at = ANY /)
@@ -681,11 +687,7 @@ describe('impact_record_partners', () => {
     ]
     for (const page of pages) {
       expect((await findImpactRecords(t.db, page)).length, JSON.stringify(page)).toBeGreaterThan(0)
-      const plan = await t.db.transaction().execute(async (trx) => {
-        await sql`SET LOCAL enable_seqscan = off`.execute(trx)
-        await sql`SET LOCAL enable_bitmapscan = off`.execute(trx)
-        return (await explainImpactRecords(trx, page)).join('\n')
-      })
+      const plan = await planAtScale(page)
       expect(plan, plan).toMatch(/Merge Append/)
       expect(plan, plan).toMatch(/allocation_reversals_p2026_11/)
       // Only a reversal's own allocation (read per row for a partner filter, pruned when run) may be in any month.
