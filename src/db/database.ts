@@ -299,7 +299,7 @@ export interface AllocationReversalsTable {
 }
 
 /**
- * One row per (organisation, Idempotency-Key) of an allocation (migrations/2026_11_25_002000_partition_ledger.ts): the
+ * One row per (organisation, Idempotency-Key) of an allocation (migrations/2026_11_25_002300_partition_ledger.ts): the
  * lookup that decides every retry, one index probe naming the allocation's partition row. Kept as long as allocations.
  */
 export interface AllocationIdempotencyKeysTable {

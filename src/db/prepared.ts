@@ -3,6 +3,7 @@
 // text as node-postgres `{ name, text, values }`, so each connection parses it once and Postgres can keep its plan.
 // Only texts built from a bounded set of shapes belong here: every name lives on every connection until it closes.
 import { createHash } from 'node:crypto'
+import { CompiledQuery, type Kysely, type QueryResult, type RawBuilder } from 'kysely'
 
 // Far above the summary's shapes (src/db/repositories/allocation-rollups.ts); past it a text simply runs unnamed.
 const MAX_STATEMENTS = 256
@@ -19,3 +20,9 @@ export function prepared(text: string): string {
 
 /** The statement name of a registered text, or undefined (run it unnamed). */
 export const preparedName = (text: string): string | undefined => names.get(text)
+
+/** Runs `query` as a registered (named prepared) statement: for a few statement shapes run at a high rate. */
+export function executePrepared<R, D>(db: Kysely<D>, query: RawBuilder<R>): Promise<QueryResult<R>> {
+  const compiled = query.compile(db)
+  return db.executeQuery<R>(CompiledQuery.raw(prepared(compiled.sql), [...compiled.parameters]))
+}

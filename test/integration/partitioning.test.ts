@@ -95,19 +95,7 @@ describe('the migration', () => {
     })
     await sql`INSERT INTO webhook_attempts (id, delivery_id, attempted_at, duration_ms, status_code)
               SELECT gen_random_uuid(), d.id, d.created_at, 12, 200 FROM webhook_deliveries d`.execute(t.db)
-    const tables = [
-      'quotes',
-      'sessions',
-      'tax_receipts',
-      'allocations',
-      'allocation_reversals',
-      'impact_record_partners',
-      'webhook_events',
-      'webhook_deliveries',
-      'webhook_attempts',
-      'allocation_idempotency_keys',
-      'allocation_reversal_keys',
-    ]
+    const tables = [...PARTITIONED_TABLES, 'allocation_idempotency_keys', 'allocation_reversal_keys']
     // The small events' migration can be undone only where every event has a body: give these events a body of the
     // old shape (what its up reads source_id from) and no quote footprint (a column its down drops).
     await sql`UPDATE webhook_events SET quote_co2e_grams = NULL, body = json_build_object('id', id, 'type', type, 'data',

@@ -2,12 +2,12 @@
 // (funds date-time, record id). Each table is read through an index ending in (created_at, id), and the two ordered
 // scans are merged (Merge Append), so a page costs its own size whatever the tables hold: keyset, never OFFSET. A
 // partner filter reads impact_record_partners, led by the partner, instead.
-import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { AddressJson, Database, StoredAllocationEntry, StoredMerchant, StoredProfitShare } from '../database.js'
 import type { ImpactRecordSource } from '../../domain/impact-record.js'
 import type { ProfitShareSplit } from '../../domain/profit-share.js'
 import { profitShareOf, splitOf } from './allocations.js'
-import { prepared } from '../prepared.js'
+import { executePrepared } from '../prepared.js'
 
 /** Which records: one tree (optionally some of its organisations), a window [from, to) and the optional filters. */
 export interface ImpactRecordFilter {
@@ -219,32 +219,25 @@ function pageKeysQuery(page: ImpactRecordPage): RawBuilder<KeyRow> {
  * The allocations of a page's keys, by primary key: `created_at = ANY(…)` names their months, so only those
  * partitions are planned and read.
  */
-async function allocationsOfKeys(db: Kysely<Database>, keys: readonly KeyRow[]): Promise<Map<string, AllocationColumnsRow>> {
+function allocationsOfKeysQuery(keys: readonly KeyRow[]): RawBuilder<AllocationColumnsRow> {
   const ids = [...new Set(keys.map((k) => k.allocation_id))]
   const times = [...new Set(keys.map((k) => k.allocation_created_at))]
-  const { rows } = await runPrepared<AllocationColumnsRow>(
-    db,
-    sql<AllocationColumnsRow>`
+  return sql<AllocationColumnsRow>`
     SELECT ${ALLOCATION_COLUMNS} FROM allocations a
-    WHERE a.id = ANY(${ids}::uuid[]) AND a.created_at = ANY(${times}::timestamptz[])`,
-  )
-  return new Map(rows.map((r) => [r.allocation_id, r]))
+    WHERE a.id = ANY(${ids}::uuid[]) AND a.created_at = ANY(${times}::timestamptz[])`
 }
 
 /**
  * One page of records in (funds date-time, id) order (newest first when reading backward), at most `limit` rows. Two
  * reads: the page's keys, then their allocations (a join in one statement planned every month of the window for each
- * side of it). Neither plan has a Sort node: each scan reads its index in order and stops once the page is full.
+ * side of it). Neither plan has a Sort node: each scan reads its index in order and stops once the page is full. Both
+ * run as prepared statements: planning the window's months costs more than reading them (docs/partitioning.md).
  */
-async function runPrepared<R>(db: Kysely<Database>, query: RawBuilder<R>) {
-  const compiled = query.compile(db)
-  return db.executeQuery<R>(CompiledQuery.raw(prepared(compiled.sql), [...compiled.parameters]))
-}
-
 export async function findImpactRecords(db: Kysely<Database>, page: ImpactRecordPage): Promise<StoredImpactRecord[]> {
-  const { rows: keys } = await runPrepared(db, pageKeysQuery(page))
+  const { rows: keys } = await executePrepared(db, pageKeysQuery(page))
   if (keys.length === 0) return []
-  const allocations = await allocationsOfKeys(db, keys)
+  const { rows } = await executePrepared(db, allocationsOfKeysQuery(keys))
+  const allocations = new Map(rows.map((r) => [r.allocation_id, r]))
   return keys.map(({ allocation_created_at: _, ...key }) => {
     const allocation = allocations.get(key.allocation_id)
     // A record's allocation is never deleted (a foreign key holds it): a miss is a broken invariant, not a 404.
@@ -260,11 +253,7 @@ export async function explainImpactRecords(db: Kysely<Database>, page: ImpactRec
   const { rows: keys } = await pageKeysQuery(page).execute(db)
   // An empty page makes no second read.
   if (keys.length === 0) return keyPlan.map((r) => r['QUERY PLAN'])
-  const ids = [...new Set(keys.map((k) => k.allocation_id))]
-  const times = [...new Set(keys.map((k) => k.allocation_created_at))]
-  const { rows: allocationPlan } = await sql<{ 'QUERY PLAN': string }>`${explain}
-    SELECT ${ALLOCATION_COLUMNS} FROM allocations a
-    WHERE a.id = ANY(${ids}::uuid[]) AND a.created_at = ANY(${times}::timestamptz[])`.execute(db)
+  const { rows: allocationPlan } = await sql<{ 'QUERY PLAN': string }>`${explain} ${allocationsOfKeysQuery(keys)}`.execute(db)
   return [...keyPlan, ...allocationPlan].map((r) => r['QUERY PLAN'])
 }
 
@@ -292,7 +281,7 @@ export async function findImpactRecordPosition(
   db: Kysely<Database>,
   id: string,
 ): Promise<(ImpactRecordPosition & { organisationId: string; rootOrganisationId: string }) | undefined> {
-  const { rows } = await runPrepared(
+  const { rows } = await executePrepared(
     db,
     sql<{ time: string; id: string; organisation_id: string; root_organisation_id: string }>`
     SELECT created_at::text AS time, id, organisation_id, root_organisation_id FROM allocations WHERE id = ${id}::uuid
