@@ -11,6 +11,7 @@ import {
   DataDirLockedError,
   errorCode,
   openConfiguredDatabase,
+  openMigrationDatabase,
   waitForDatabase,
   type DatabaseHandle,
 } from './db/connect.js'
@@ -106,7 +107,12 @@ async function main(): Promise<void> {
   let app
   let demo: Awaited<ReturnType<typeof bootstrapDemo>>
   try {
-    await prepareSchema(database.db, embedded || config.MIGRATE_ON_START)
+    const databaseUrl = config.DATABASE_URL
+    await prepareSchema(
+      database.db,
+      embedded || config.MIGRATE_ON_START,
+      databaseUrl && !embedded ? async () => openMigrationDatabase({ ...config, DATABASE_URL: databaseUrl }) : undefined,
+    )
     demo =
       embedded && config.DEMO_BOOTSTRAP ? await bootstrapDemo(database.db, config.DATA_DIR, new Date(), publicBaseUrl(config)) : undefined
     const demoOrigins =

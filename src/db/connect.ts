@@ -56,7 +56,7 @@ export interface PostgresOptions {
   connectTimeoutMs?: number
   /**
    * Client-side bound on every statement, from sending it to its answer. It also covers a link that
-   * stops answering (no reply ever comes), which the server-side statement_timeout cannot.
+   * stops answering (no reply ever comes), which the server-side statement_timeout cannot. 0: none (migrations only).
    */
   queryTimeoutMs?: number
   /** Postgres statement_timeout: keep it below queryTimeoutMs, so that a slow statement is cancelled by the server first. */
@@ -103,6 +103,7 @@ function boundedClient(client: pg.PoolClient, timeoutMs: number): PostgresPoolCl
     if (timedOut) return Promise.reject(timedOut)
     let timer: NodeJS.Timeout | undefined
     const expired = new Promise<never>((_, reject) => {
+      if (timeoutMs <= 0) return
       timer = setTimeout(() => {
         timedOut = new DatabaseTimeoutError(timeoutMs)
         reject(timedOut)
@@ -113,6 +114,8 @@ function boundedClient(client: pg.PoolClient, timeoutMs: number): PostgresPoolCl
     const answered = (name === undefined
       ? client.query(sql, parameters as unknown[])
       : client.query({ name, text: sql, values: parameters as unknown[] })) as unknown as Promise<PostgresQueryResult<R>>
+    // 0: unbounded (migrations only, see openMigrationDatabase).
+    if (timeoutMs <= 0) return answered
     return Promise.race([answered, expired]).finally(() => clearTimeout(timer))
   }
   return {
@@ -160,7 +163,10 @@ function openBoundedPool(options: PostgresOptions): BoundedPostgresPool {
     connectionString: options.url,
     max,
     connectionTimeoutMillis: options.connectTimeoutMs ?? POSTGRES_BOUNDS.connectTimeoutMs,
-    statement_timeout: options.statementTimeoutMs ?? POSTGRES_BOUNDS.statementTimeoutMs,
+    // pg sends no statement_timeout of 0 (falsy): "none" is asked for explicitly, over a server or role default.
+    ...(options.statementTimeoutMs === 0
+      ? { options: '-c statement_timeout=0' }
+      : { statement_timeout: options.statementTimeoutMs ?? POSTGRES_BOUNDS.statementTimeoutMs }),
     lock_timeout: options.lockTimeoutMs ?? POSTGRES_BOUNDS.lockTimeoutMs,
     application_name: options.applicationName ?? 'canopy',
     // Lets the kernel notice a peer that has gone away on an idle connection; the bounds above do the rest.
@@ -383,6 +389,29 @@ export async function openPglite(options: { dataDir?: string; loadDataDir?: Blob
 
 export function embeddedDataDir(dataDir: string): string {
   return join(dataDir, 'pglite')
+}
+
+/**
+ * Where migrations run on Postgres (`npm run db:migrate`, MIGRATE_ON_START): one connection without the API's
+ * statement bounds, since converting a large table takes as long as it takes (the partitioning of a 1,000,000-record
+ * ledger ran past the 3 s statement_timeout and was rolled back). Lock waits stay bounded, by the API's statement
+ * timeout: while a migration waits for a table's lock the API's statements queue behind it, and they would fail at
+ * that bound anyway. A migration that cannot get its locks in time is rolled back whole and can simply be run again.
+ */
+export function openMigrationDatabase(config: {
+  DATABASE_URL: string
+  DATABASE_CONNECT_TIMEOUT_MS: number
+  DATABASE_STATEMENT_TIMEOUT_MS: number
+}): DatabaseHandle {
+  return openPostgres({
+    url: config.DATABASE_URL,
+    poolMax: 1,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    queryTimeoutMs: 0,
+    statementTimeoutMs: 0,
+    lockTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    applicationName: 'canopy-migrate',
+  })
 }
 
 /** The database the configuration asks for: Postgres when DATABASE_URL is set, else PGlite under DATA_DIR. */

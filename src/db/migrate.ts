@@ -48,9 +48,22 @@ export class PendingMigrationsError extends Error {
 
 /**
  * Brings the schema up to date where that is our job (the embedded database, or MIGRATE_ON_START),
- * and otherwise refuses to run against an out-of-date schema.
+ * and otherwise refuses to run against an out-of-date schema. `migrations` is where migrations run, when not on `db`
+ * (on Postgres, a connection without the API's statement bounds: src/db/connect.ts, openMigrationDatabase).
  */
-export async function prepareSchema(db: Kysely<any>, migrate: boolean): Promise<string[]> {
+export async function prepareSchema(
+  db: Kysely<any>,
+  migrate: boolean,
+  migrations?: () => Promise<{ db: Kysely<any>; close(): Promise<void> }>,
+): Promise<string[]> {
+  if (migrate && migrations) {
+    const handle = await migrations()
+    try {
+      return await migrateToLatest(handle.db)
+    } finally {
+      await handle.close()
+    }
+  }
   if (migrate) return migrateToLatest(db)
   const pending = await pendingMigrations(db)
   if (pending.length > 0) throw new PendingMigrationsError(pending)
