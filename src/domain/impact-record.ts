@@ -135,11 +135,24 @@ function minorOf(amount: string, digits: number): bigint {
   return toMinorUnits(parseDecimal(amount), digits)
 }
 
-function lineAmounts(e: AllocationEntryAmounts, digits: number): ImpactLineAmounts {
+/** Running sums of a record's lines, in minor units. */
+interface MinorSums {
+  impact: bigint
+  impactTax: bigint
+  serviceFee: bigint
+  serviceFeeTax: bigint
+}
+
+/** A line's amounts at `digits` decimals; adds them to `sums` (the record's amounts are the exact sums of its lines). */
+function lineAmounts(e: AllocationEntryAmounts, digits: number, sums: MinorSums): ImpactLineAmounts {
   const impact = minorOf(e.impactAmount, digits)
   const impactTax = minorOf(e.impactSalesTaxAmount, digits)
   const serviceFee = minorOf(e.serviceFeeAmount, digits)
   const serviceFeeTax = minorOf(e.serviceFeeSalesTaxAmount, digits)
+  sums.impact += impact
+  sums.impactTax += impactTax
+  sums.serviceFee += serviceFee
+  sums.serviceFeeTax += serviceFeeTax
   return {
     total: formatMinorUnits(impact + impactTax + serviceFee + serviceFeeTax, digits),
     impact: formatMinorUnits(impact, digits),
@@ -151,21 +164,6 @@ function lineAmounts(e: AllocationEntryAmounts, digits: number): ImpactLineAmoun
   }
 }
 
-const AMOUNT_KEYS = ['total', 'impact', 'impactTax', 'serviceFee', 'serviceFeeTax'] as const
-
-/** Σ of the lines' amounts, exactly, at `digits` decimals. */
-export function sumLineAmounts(lines: readonly { amounts: ImpactAmounts }[], digits: number): ImpactAmounts {
-  const sums = AMOUNT_KEYS.map((key) => lines.reduce((acc, line) => acc + minorOf(line.amounts[key], digits), 0n))
-  const [total, impact, impactTax, serviceFee, serviceFeeTax] = sums.map((sum) => formatMinorUnits(sum, digits)) as [
-    string,
-    string,
-    string,
-    string,
-    string,
-  ]
-  return { total, impact, impactTax, serviceFee, serviceFeeTax }
-}
-
 /**
  * The record of an allocation: its lines in the split's order (credits, then contributions), the record's amounts
  * the exact sums of its lines, the merchant the quote named (else the allocation's organisation).
@@ -173,15 +171,16 @@ export function sumLineAmounts(lines: readonly { amounts: ImpactAmounts }[], dig
 export function buildImpactRecord(source: ImpactRecordSource): ImpactRecord {
   const { allocation } = source
   const digits = minorUnitsOf(allocation.currencyCode)
+  const sums: MinorSums = { impact: 0n, impactTax: 0n, serviceFee: 0n, serviceFeeTax: 0n }
   const credits: ImpactCreditLine[] = allocation.split.credits.map((e) => ({
     impactPartnerId: e.impactPartnerId,
     projectId: e.projectId,
     quantityTonnes: e.quantityTonnes,
-    amounts: lineAmounts(e, digits),
+    amounts: lineAmounts(e, digits, sums),
   }))
   const contributions: ImpactContributionLine[] = allocation.split.contributions.map((e) => ({
     impactPartnerId: e.impactPartnerId,
-    amounts: lineAmounts(e, digits),
+    amounts: lineAmounts(e, digits, sums),
   }))
   const merchant: ImpactMerchant = source.merchant
     ? { name: source.merchant.name, mcc: source.merchant.mcc, address: addressOf(source.merchant.address) }
@@ -197,7 +196,13 @@ export function buildImpactRecord(source: ImpactRecordSource): ImpactRecord {
     fundsCurrencyCode: allocation.currencyCode,
     reversal: false,
     taxLiability: allocation.taxLiability,
-    amounts: sumLineAmounts([...credits, ...contributions], digits),
+    amounts: {
+      total: formatMinorUnits(sums.impact + sums.impactTax + sums.serviceFee + sums.serviceFeeTax, digits),
+      impact: formatMinorUnits(sums.impact, digits),
+      impactTax: formatMinorUnits(sums.impactTax, digits),
+      serviceFee: formatMinorUnits(sums.serviceFee, digits),
+      serviceFeeTax: formatMinorUnits(sums.serviceFeeTax, digits),
+    },
     merchant,
     credits,
     contributions,

@@ -74,34 +74,37 @@ const entriesOf = (split: AllocationSplit): StoredAllocationEntry[] => [
   ...split.contributions.map((c): StoredContributionEntry => ['co', c.impactPartnerId, null, null, ...storedAmounts(c)]),
 ]
 
-/** The amounts read back, keyed in the order the presenters have always received them. */
-const amountsOf = ([
-  impactAmount,
-  impactSalesTaxRate,
-  impactSalesTaxAmount,
-  serviceFeeAmount,
-  serviceFeeSalesTaxRate,
-  serviceFeeSalesTaxAmount,
-]: StoredEntryAmounts): AllocationEntryAmounts => ({
-  impactAmount,
-  impactSalesTaxAmount,
-  impactSalesTaxRate,
-  serviceFeeAmount,
-  serviceFeeSalesTaxAmount,
-  serviceFeeSalesTaxRate,
-})
-
-/** Entries are stored exactly as the domain formatted them (jsonb keeps strings as written). */
+/**
+ * Entries are stored exactly as the domain formatted them (jsonb keeps strings as written). Read by position into
+ * object literals, keyed in the order the presenters have always received them: a page reads hundreds of lines, and
+ * destructuring with rest elements built two arrays per line.
+ */
 export const splitOf = (currencyCode: string, entries: readonly StoredAllocationEntry[]): AllocationSplit => {
   const credits: CreditAllocationEntry[] = []
   const contributions: ContributionAllocationEntry[] = []
-  for (const entry of entries) {
-    if (entry[0] === 'cr') {
-      const [, impactPartnerId, projectId, quantityTonnes, ...amounts] = entry
-      credits.push({ projectId, impactPartnerId, ...amountsOf(amounts), quantityTonnes })
+  for (const e of entries) {
+    if (e[0] === 'cr') {
+      credits.push({
+        projectId: e[2],
+        impactPartnerId: e[1],
+        impactAmount: e[4],
+        impactSalesTaxAmount: e[6],
+        impactSalesTaxRate: e[5],
+        serviceFeeAmount: e[7],
+        serviceFeeSalesTaxAmount: e[9],
+        serviceFeeSalesTaxRate: e[8],
+        quantityTonnes: e[3],
+      })
     } else {
-      const [, impactPartnerId, , , ...amounts] = entry
-      contributions.push({ impactPartnerId, ...amountsOf(amounts) })
+      contributions.push({
+        impactPartnerId: e[1],
+        impactAmount: e[4],
+        impactSalesTaxAmount: e[6],
+        impactSalesTaxRate: e[5],
+        serviceFeeAmount: e[7],
+        serviceFeeSalesTaxAmount: e[9],
+        serviceFeeSalesTaxRate: e[8],
+      })
     }
   }
   return { currencyCode, credits, contributions }

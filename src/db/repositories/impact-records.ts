@@ -82,11 +82,12 @@ interface AllocationColumnsRow {
 
 type RecordRow = Omit<KeyRow, 'allocation_created_at'> & AllocationColumnsRow
 
-const recordFromRow = (row: RecordRow): StoredImpactRecord => {
+/** A record from its allocation's columns (`row`) and its place in the stream (`key`): one row may carry both. */
+const recordFromRow = (row: AllocationColumnsRow, key: Omit<KeyRow, 'allocation_created_at'>): StoredImpactRecord => {
   const split = splitOf(row.currency_code, row.entries)
   return {
-    id: row.record_id,
-    time: row.position_time,
+    id: key.record_id,
+    time: key.position_time,
     profitShare: profitShareOf(row.profit_share, split),
     source: {
       allocation: {
@@ -104,8 +105,8 @@ const recordFromRow = (row: RecordRow): StoredImpactRecord => {
       fundsOrganisation: row.organisation ?? { reference: null, name: '', mcc: null, address: null },
     },
     reversal:
-      row.reversal_id !== null && row.reversal_created_at !== null
-        ? { id: row.reversal_id, createdAt: new Date(row.reversal_created_at) }
+      key.reversal_id !== null && key.reversal_created_at !== null
+        ? { id: key.reversal_id, createdAt: new Date(key.reversal_created_at) }
         : undefined,
   }
 }
@@ -238,11 +239,11 @@ export async function findImpactRecords(db: Kysely<Database>, page: ImpactRecord
   if (keys.length === 0) return []
   const { rows } = await executePrepared(db, allocationsOfKeysQuery(keys))
   const allocations = new Map(rows.map((r) => [r.allocation_id, r]))
-  return keys.map(({ allocation_created_at: _, ...key }) => {
+  return keys.map((key) => {
     const allocation = allocations.get(key.allocation_id)
     // A record's allocation is never deleted (a foreign key holds it): a miss is a broken invariant, not a 404.
     if (allocation === undefined) throw new Error(`impact record ${key.record_id}: allocation ${key.allocation_id} not found`)
-    return recordFromRow({ ...allocation, ...key })
+    return recordFromRow(allocation, key)
   })
 }
 
@@ -273,7 +274,7 @@ export async function findImpactRecordsByIds(db: Kysely<Database>, ids: readonly
     SELECT r.id, r.created_at::text, r.id, (extract(epoch FROM r.created_at) * 1000)::float8, ${ALLOCATION_COLUMNS}
     FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id AND a.created_at = r.allocation_created_at
     WHERE r.id = ANY(${[...ids]}::uuid[])`.execute(db)
-  return rows.map(recordFromRow)
+  return rows.map((row) => recordFromRow(row, row))
 }
 
 /** Where a record sits in the stream (for a cursor), with its organisation and tree; undefined when unknown. */
