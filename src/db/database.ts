@@ -159,13 +159,22 @@ export interface QuotesTable {
   impact_type: 'carbon' | 'nature'
   currency_code: string
   tax_liability: 'platform' | 'organisation'
-  request: ColumnType<QuoteRequestRecord, string, string>
+  /** The quote request without what the row or a default says (StoredQuoteRequest). */
+  request: ColumnType<StoredQuoteRequest, string, string>
   /** What only this quote locked (CompactLockedQuote); rows written before compact quotes hold a LegacyLockedQuote. */
   locked: ColumnType<StoredLockedQuote, string, string>
   /** quote_snapshots.id of its shared part (partners, projects, provenance, …); null only for rows written before snapshots. */
   snapshot_id: string | null
   created_at: Date
 }
+
+/**
+ * quotes.request: the QuoteRequestRecord without the required fields that are the row's or their default, since
+ * compact quotes: organisationId when it is the row's, matchConsumerLocation when false, responseOptions when both
+ * are false. Rows written before carry all three (every request ever stored had them).
+ */
+export type StoredQuoteRequest = Omit<QuoteRequestRecord, 'organisationId' | 'matchConsumerLocation' | 'responseOptions'> &
+  Partial<Pick<QuoteRequestRecord, 'organisationId' | 'matchConsumerLocation' | 'responseOptions'>>
 
 /**
  * quotes.locked as written since compact quotes: only the figures of this quote, by position; its snapshot holds the

@@ -99,7 +99,7 @@ describe('POST /v3/post-purchase/sessions', () => {
     })
     const quote = await t.db.selectFrom('quotes').selectAll().where('id', '=', created.quoteId).executeTakeFirstOrThrow()
     expect(quote).toMatchObject({ organisation_id: merchant.organisationId, impact_type: 'carbon', currency_code: 'GBP' })
-    expect(quote.request).toEqual({
+    expect((await findQuoteById(t.db, created.quoteId))?.request).toEqual({
       organisationId: merchant.organisationId,
       locale: 'en-GB',
       consumer: { reference: 'consumer_123', countryCode: 'GBR' },

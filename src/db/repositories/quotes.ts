@@ -2,8 +2,9 @@
 // projects, the provenance of the footprint and tax, and the rest of what quotes of one organisation, location,
 // catalogue and locale lock alike: rates, partner ids, unit price, locale, the equivalents' sentences), stored once,
 // content-addressed by the SHA-256 of its JSON. The row keeps only this quote's figures, by position
-// (CompactLockedQuote in src/db/database.ts: footprint, amounts, the equivalents' values), and its request.
-// Rows written before keep the shape they were written in (LegacyLockedQuote) and read back the same.
+// (CompactLockedQuote in src/db/database.ts: footprint, amounts, the equivalents' values), and its request without
+// what the row or a default says (StoredQuoteRequest). Every byte of the row is WAL (docs/write-costs.md). Rows written
+// before keep the shape they were written in (LegacyLockedQuote, the full request) and read back the same.
 import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Equivalent, Footprint, LockedQuote } from '../../domain/types.js'
@@ -18,6 +19,7 @@ import type {
   QuoteSnapshotBody,
   SharedLockedQuote,
   StoredLockedQuote,
+  StoredQuoteRequest,
 } from '../database.js'
 
 /** A stored quote: what was asked, what was locked, and for whom. Immutable once stored. */
@@ -169,6 +171,48 @@ function joinSnapshot(stored: StoredLockedQuote, snapshot: QuoteSnapshotBody | n
   return Array.isArray(stored) ? joinCompact(stored, snapshot) : joinLegacy(stored, snapshot)
 }
 
+/** quotes.request: the request without what the row or a default says (StoredQuoteRequest). */
+function storedRequest(request: QuoteRequestRecord, organisationId: string): StoredQuoteRequest {
+  const { includeImpactPartnerDetails, includeImpactPartnerRates, ...otherOptions } = request.responseOptions
+  const defaultOptions = !includeImpactPartnerDetails && !includeImpactPartnerRates && Object.keys(otherOptions).length === 0
+  // undefined drops the field from the JSON; the others keep the request's order.
+  return {
+    ...request,
+    organisationId: request.organisationId === organisationId ? undefined : request.organisationId,
+    matchConsumerLocation: request.matchConsumerLocation === false ? undefined : request.matchConsumerLocation,
+    responseOptions: defaultOptions ? undefined : request.responseOptions,
+  }
+}
+
+/** The quote request again: what the stored one leaves out is the row's organisation or the field's default. */
+function requestFromRow(stored: StoredQuoteRequest, organisationId: string): QuoteRequestRecord {
+  const {
+    organisationId: own = organisationId,
+    locale,
+    consumer,
+    merchant,
+    transaction,
+    orderItems,
+    matchConsumerLocation = false,
+    responseOptions = { includeImpactPartnerDetails: false, includeImpactPartnerRates: false },
+    origin,
+    ...others
+  } = stored
+  // In the order the request is built in (src/http/schemas/quotes.ts, toQuoteRequest); optional fields only when stored.
+  return {
+    organisationId: own,
+    ...('locale' in stored ? { locale } : {}),
+    consumer,
+    ...('merchant' in stored ? { merchant } : {}),
+    transaction,
+    ...('orderItems' in stored ? { orderItems } : {}),
+    matchConsumerLocation,
+    responseOptions,
+    origin,
+    ...others,
+  }
+}
+
 export function quoteToRow(quote: Quote, snapshotId: string): NewQuoteRow {
   return {
     id: quote.id,
@@ -176,7 +220,7 @@ export function quoteToRow(quote: Quote, snapshotId: string): NewQuoteRow {
     impact_type: quote.impactType,
     currency_code: quote.currencyCode,
     tax_liability: quote.taxLiability,
-    request: JSON.stringify(quote.request),
+    request: JSON.stringify(storedRequest(quote.request, quote.organisationId)),
     locked: JSON.stringify(compactLocked(quote.locked)),
     snapshot_id: snapshotId,
     created_at: quote.createdAt,
@@ -191,7 +235,7 @@ export function quoteFromRow(row: QuoteRow, snapshot: QuoteSnapshotBody | null):
     currencyCode: row.currency_code,
     taxLiability: row.tax_liability,
     createdAt: row.created_at,
-    request: row.request,
+    request: requestFromRow(row.request, row.organisation_id),
     locked: joinSnapshot(row.locked, snapshot),
   }
 }
