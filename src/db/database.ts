@@ -187,8 +187,11 @@ export type StoredQuoteRequest = Omit<QuoteRequestRecord, 'organisationId' | 'ma
 export type CompactLockedQuote = [
   footprint: [DecimalString, DecimalString],
   amounts: [DecimalString, DecimalString, DecimalString, DecimalString, DecimalString] | null,
-  equivalents: (number | [number, string])[],
+  equivalents: StoredEquivalentValue[],
 ]
+
+/** An equivalent's value, or [value, the number as its description writes it] when that is not String(value). */
+export type StoredEquivalentValue = number | [value: number, text: string]
 
 /**
  * quotes.locked as written before compact quotes: the locked quote without what its snapshot held then. Rows written

@@ -19,6 +19,7 @@ import type {
   QuoteSnapshotBody,
   SharedLockedQuote,
   StoredLockedQuote,
+  StoredEquivalentValue,
   StoredQuoteRequest,
 } from '../database.js'
 
@@ -49,7 +50,7 @@ const NUMBER_IN_TEXT = /\d(?:[\d.,'\u00a0\u202f]*\d)?/
  * value, with the number's text when the description does not write it as String(value). Any split gives the
  * description back exactly (before + text + after); looking for the value's digits only makes templates shared.
  */
-function splitEquivalent(equivalent: Equivalent): { template: EquivalentTemplate; value: CompactLockedQuote[2][number] } {
+function splitEquivalent(equivalent: Equivalent): { template: EquivalentTemplate; value: StoredEquivalentValue } {
   const { key, value, description } = equivalent
   const plain = String(value)
   let at = description.indexOf(plain)
@@ -67,12 +68,13 @@ function splitEquivalent(equivalent: Equivalent): { template: EquivalentTemplate
 }
 
 /** The equivalent a template and a stored value give back: the very sentence that was locked. */
-function joinEquivalent(template: EquivalentTemplate, stored: CompactLockedQuote[2][number]): Equivalent {
+function joinEquivalent(template: EquivalentTemplate, stored: StoredEquivalentValue): Equivalent {
   const [value, text] = typeof stored === 'number' ? [stored, String(stored)] : stored
   const description = template.length === 3 ? template[1] + text + template[2] : template[1]
   return { key: template[0], value, description }
 }
 
+/** What the quotes of one snapshot lock alike: everything but this quote's footprint, amounts and equivalents' values. */
 function sharedOf(locked: LockedQuote): SharedLockedQuote {
   const credits = locked.credits
   return {
@@ -135,7 +137,7 @@ function joinCompact(stored: CompactLockedQuote, snapshot: QuoteSnapshotBody | n
     minorUnits: shared.minorUnits,
     locale: shared.locale,
     footprint,
-    equivalents: shared.equivalents.map((template, i) => joinEquivalent(template, values[i] as CompactLockedQuote[2][number])),
+    equivalents: shared.equivalents.map((template, i) => joinEquivalent(template, values[i] as StoredEquivalentValue)),
     provenance: snapshot.provenance,
     ...(credits && amounts
       ? {
