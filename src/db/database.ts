@@ -2,7 +2,7 @@
 // money is converted to Decimal in the domain, never to a JS number.
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely'
 import type { SettlementModel } from '../domain/profit-share.js'
-import type { LockedQuote, PartnerImages } from '../domain/types.js'
+import type { DecimalString, LockedQuote, PartnerImages } from '../domain/types.js'
 
 /** The validated quote request as stored with a quote (wire field names). */
 export interface QuoteRequestRecord {
@@ -159,22 +159,69 @@ export interface QuotesTable {
   impact_type: 'carbon' | 'nature'
   currency_code: string
   tax_liability: 'platform' | 'organisation'
-  request: ColumnType<QuoteRequestRecord, string, string>
-  /** The locked quote without its snapshot part (partners, credits.projects). */
+  /** The quote request without what the row or a default says (StoredQuoteRequest). */
+  request: ColumnType<StoredQuoteRequest, string, string>
+  /** What only this quote locked (CompactLockedQuote); rows written before compact quotes hold a LegacyLockedQuote. */
   locked: ColumnType<StoredLockedQuote, string, string>
-  /** quote_snapshots.id of its shared part (partners, projects, provenance); null only for rows written before snapshots. */
+  /** quote_snapshots.id of its shared part (partners, projects, provenance, …); null only for rows written before snapshots. */
   snapshot_id: string | null
   created_at: Date
 }
 
 /**
- * A LockedQuote as stored in quotes.locked: what many quotes share lives in quote_snapshots. Rows written before
- * a part moved to the snapshot still carry it inline.
+ * quotes.request: the QuoteRequestRecord without the required fields that are the row's or their default, since
+ * compact quotes: organisationId when it is the row's, matchConsumerLocation when false, responseOptions when both
+ * are false. Rows written before carry all three (every request ever stored had them).
  */
-export type StoredLockedQuote = Omit<LockedQuote, 'partners' | 'credits' | 'provenance'> & {
+export type StoredQuoteRequest = Omit<QuoteRequestRecord, 'organisationId' | 'matchConsumerLocation' | 'responseOptions'> &
+  Partial<Pick<QuoteRequestRecord, 'organisationId' | 'matchConsumerLocation' | 'responseOptions'>>
+
+/**
+ * quotes.locked as written since compact quotes: only the figures of this quote, by position; its snapshot holds the
+ * rest (QuoteSnapshotBody.shared). Decimals stay the exact strings the domain formatted.
+ * - footprint: [co2eGrams, co2eOunces] (carbon) or [areaSquareMetres, areaSquareFeet] (nature);
+ * - amounts: credits.amounts as [total, impact, impactTax, serviceFee, serviceFeeTax], null without credits;
+ * - equivalents: each one's value, in the order of the snapshot's templates, or [value, text] when the number in its
+ *   description is not written as String(value) (e.g. "1,234").
+ */
+export type CompactLockedQuote = [
+  footprint: [DecimalString, DecimalString],
+  amounts: [DecimalString, DecimalString, DecimalString, DecimalString, DecimalString] | null,
+  equivalents: StoredEquivalentValue[],
+]
+
+/** An equivalent's value, or [value, the number as its description writes it] when that is not String(value). */
+export type StoredEquivalentValue = number | [value: number, text: string]
+
+/**
+ * quotes.locked as written before compact quotes: the locked quote without what its snapshot held then. Rows written
+ * before a part moved to the snapshot still carry it inline.
+ */
+export type LegacyLockedQuote = Omit<LockedQuote, 'partners' | 'credits' | 'provenance'> & {
   partners?: LockedQuote['partners']
   provenance?: LockedQuote['provenance']
   credits?: Omit<NonNullable<LockedQuote['credits']>, 'projects'> & { projects?: NonNullable<LockedQuote['credits']>['projects'] }
+}
+
+export type StoredLockedQuote = CompactLockedQuote | LegacyLockedQuote
+
+/**
+ * An equivalent's description with its number taken out: [key, before, after] (description = before + number +
+ * after), or [key, description] when it shows no number ("once").
+ */
+export type EquivalentTemplate = [key: string, before: string, after: string] | [key: string, description: string]
+
+/** What the quotes of a snapshot lock alike, beyond partners, projects and provenance (compact quotes). */
+export interface SharedLockedQuote {
+  impactType: LockedQuote['impactType']
+  currencyCode: string
+  minorUnits: number
+  locale: string
+  footprintKind: LockedQuote['footprint']['kind']
+  equivalents: EquivalentTemplate[]
+  /** null: no credits section (nature). */
+  credits: Omit<NonNullable<LockedQuote['credits']>, 'projects' | 'amounts'> | null
+  contribution: LockedQuote['contribution']
 }
 
 /** The part of a locked quote many quotes share: stored once per distinct content. */
@@ -183,6 +230,8 @@ export interface QuoteSnapshotBody {
   projects: NonNullable<LockedQuote['credits']>['projects']
   /** Absent from snapshots written before provenance moved here (their quotes carry it inline). */
   provenance?: LockedQuote['provenance']
+  /** Absent from snapshots written before compact quotes (their quotes carry it inline). */
+  shared?: SharedLockedQuote
 }
 
 export interface QuoteSnapshotsTable {

@@ -1,6 +1,7 @@
 import { Decimal } from 'decimal.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_PARTNER_IDS } from '../../src/domain/data/demo-catalogue.js'
+import { findQuoteById } from '../../src/db/repositories/quotes.js'
 import { FLORIST_EXAMPLE } from '../../src/http/schemas/quotes.js'
 import { demoCatalogue, importCatalogue } from '../../src/services/catalogue.js'
 import { client, createTestApp, type TestApp } from '../helpers/app.js'
@@ -398,10 +399,22 @@ describe('stored quotes', () => {
       currency_code: 'GBP',
       tax_liability: 'platform',
     })
-    // The shared part (partners, priced projects, provenance) is stored once per distinct content.
-    expect(row.locked.credits?.projects).toBeUndefined()
-    expect(row.locked.partners).toBeUndefined()
-    expect(row.locked.provenance).toBeUndefined()
+    // The shared part (partners, priced projects, provenance, rates, partner ids, the equivalents' sentences) is stored
+    // once per distinct content; the row keeps this quote's figures only (CompactLockedQuote).
+    const { footprint, credits } = (await findQuoteById(t.db, id))?.locked ?? {}
+    expect(row.locked).toEqual([
+      footprint?.kind === 'carbon' ? [footprint.co2eGrams, footprint.co2eOunces] : null,
+      credits
+        ? [
+            credits.amounts.total,
+            credits.amounts.impact,
+            credits.amounts.impactTax,
+            credits.amounts.serviceFee,
+            credits.amounts.serviceFeeTax,
+          ]
+        : null,
+      [expect.any(Number), expect.any(Number), expect.any(Number)],
+    ])
     const snapshot = await t.db
       .selectFrom('quote_snapshots')
       .selectAll()
@@ -412,6 +425,8 @@ describe('stored quotes', () => {
     expect(snapshot.body.provenance?.tax).toMatchObject({ ruleSetVersion: expect.any(String), jurisdiction: { country: 'GB' } })
     expect(snapshot.body.projects.map((p) => p.id)).toHaveLength(3)
     expect(snapshot.body.partners.length).toBeGreaterThan(0)
+    expect(snapshot.body.shared).toMatchObject({ locale: 'en-GB', currencyCode: 'GBP', credits: { unit: { description: 'tCO2e' } } })
+    expect(snapshot.body.shared?.equivalents.map((e) => e[0])).toEqual(['car', 'phone', 'tree'])
     const second = (
       await post(
         merchant.apiKey,

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { findQuoteById } from '../../src/db/repositories/quotes.js'
 import { DEMO_PARTNER_IDS } from '../../src/domain/data/demo-catalogue.js'
 import { sdkDisclosure } from '../../src/http/presenters/sessions.js'
 import { FLORIST_EXAMPLE } from '../../src/http/schemas/quotes.js'
@@ -98,7 +99,7 @@ describe('POST /v3/post-purchase/sessions', () => {
     })
     const quote = await t.db.selectFrom('quotes').selectAll().where('id', '=', created.quoteId).executeTakeFirstOrThrow()
     expect(quote).toMatchObject({ organisation_id: merchant.organisationId, impact_type: 'carbon', currency_code: 'GBP' })
-    expect(quote.request).toEqual({
+    expect((await findQuoteById(t.db, created.quoteId))?.request).toEqual({
       organisationId: merchant.organisationId,
       locale: 'en-GB',
       consumer: { reference: 'consumer_123', countryCode: 'GBR' },
@@ -109,7 +110,7 @@ describe('POST /v3/post-purchase/sessions', () => {
       responseOptions: { includeImpactPartnerDetails: false, includeImpactPartnerRates: false },
       origin: 'post-purchase-session',
     })
-    expect(quote.locked.credits?.consumerLocationMatchAccuracy).toBe('global')
+    expect((await findQuoteById(t.db, created.quoteId))?.locked.credits?.consumerLocationMatchAccuracy).toBe('global')
   })
 
   it('stores order items for reporting and accepts the takeover variant', async () => {

@@ -1,11 +1,27 @@
-// Quotes: a locked quote is stored as one row plus its snapshot: the part many quotes share (partner details,
-// priced projects, and the provenance of the footprint and tax: factor, FX rate, deflator, tax rule set and
-// jurisdiction), stored once, content-addressed by the SHA-256 of its JSON. What is left per quote (inputs,
-// footprint, equivalents, rates, amounts) fits a row inline, without TOAST.
+// Quotes: a locked quote is stored as one row plus its snapshot: the part many quotes share (partner details, priced
+// projects, the provenance of the footprint and tax, and the rest of what quotes of one organisation, location,
+// catalogue and locale lock alike: rates, partner ids, unit price, locale, the equivalents' sentences), stored once,
+// content-addressed by the SHA-256 of its JSON. The row keeps only this quote's figures, by position
+// (CompactLockedQuote in src/db/database.ts: footprint, amounts, the equivalents' values), and its request without
+// what the row or a default says (StoredQuoteRequest). Every byte of the row is WAL (docs/write-costs.md). Rows written
+// before keep the shape they were written in (LegacyLockedQuote, the full request) and read back the same.
 import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import type { LockedQuote } from '../../domain/types.js'
-import type { Database, NewQuoteRow, QuoteRequestRecord, QuoteRow, QuoteSnapshotBody, StoredLockedQuote } from '../database.js'
+import type { Equivalent, Footprint, LockedQuote } from '../../domain/types.js'
+import type {
+  CompactLockedQuote,
+  Database,
+  EquivalentTemplate,
+  LegacyLockedQuote,
+  NewQuoteRow,
+  QuoteRequestRecord,
+  QuoteRow,
+  QuoteSnapshotBody,
+  SharedLockedQuote,
+  StoredLockedQuote,
+  StoredEquivalentValue,
+  StoredQuoteRequest,
+} from '../database.js'
 
 /** A stored quote: what was asked, what was locked, and for whom. Immutable once stored. */
 export interface Quote {
@@ -26,28 +42,122 @@ export interface QuoteSnapshot {
   body: string
 }
 
+/** A number as an equivalent's description writes it: plain digits, or digits with separators ("1,234", "0,5"). */
+const NUMBER_IN_TEXT = /\d(?:[\d.,'\u00a0\u202f]*\d)?/
+
+/**
+ * An equivalent split into its template (shared by the quotes that say the same sentence) and what this quote adds: its
+ * value, with the number's text when the description does not write it as String(value). Any split gives the
+ * description back exactly (before + text + after); looking for the value's digits only makes templates shared.
+ */
+function splitEquivalent(equivalent: Equivalent): { template: EquivalentTemplate; value: StoredEquivalentValue } {
+  const { key, value, description } = equivalent
+  const plain = String(value)
+  let at = description.indexOf(plain)
+  let text = plain
+  if (at < 0) {
+    const found = NUMBER_IN_TEXT.exec(description)
+    if (found === null) return { template: [key, description], value }
+    at = found.index
+    text = found[0]
+  }
+  return {
+    template: [key, description.slice(0, at), description.slice(at + text.length)],
+    value: text === plain ? value : [value, text],
+  }
+}
+
+/** The equivalent a template and a stored value give back: the very sentence that was locked. */
+function joinEquivalent(template: EquivalentTemplate, stored: StoredEquivalentValue): Equivalent {
+  const [value, text] = typeof stored === 'number' ? [stored, String(stored)] : stored
+  const description = template.length === 3 ? template[1] + text + template[2] : template[1]
+  return { key: template[0], value, description }
+}
+
+/** What the quotes of one snapshot lock alike: everything but this quote's footprint, amounts and equivalents' values. */
+function sharedOf(locked: LockedQuote): SharedLockedQuote {
+  const credits = locked.credits
+  return {
+    impactType: locked.impactType,
+    currencyCode: locked.currencyCode,
+    minorUnits: locked.minorUnits,
+    locale: locked.locale,
+    footprintKind: locked.footprint.kind,
+    equivalents: locked.equivalents.map((e) => splitEquivalent(e).template),
+    credits: credits
+      ? {
+          taxRates: credits.taxRates,
+          unit: credits.unit,
+          consumerLocationMatchAccuracy: credits.consumerLocationMatchAccuracy,
+          impactPartnerIds: credits.impactPartnerIds,
+        }
+      : null,
+    contribution: locked.contribution,
+  }
+}
+
 /** The shared part of a locked quote, as stored in quote_snapshots. */
 export function snapshotOf(locked: LockedQuote): QuoteSnapshot {
   const body = JSON.stringify({
     partners: locked.partners,
     projects: locked.credits?.projects ?? [],
     provenance: locked.provenance,
+    shared: sharedOf(locked),
   } satisfies QuoteSnapshotBody)
   return { id: createHash('sha256').update(body).digest('hex'), body }
 }
 
-/** quotes.locked: the locked quote without what its snapshot holds. */
-function lockedWithoutSnapshot(locked: LockedQuote): string {
-  return JSON.stringify({
-    ...locked,
-    partners: undefined,
-    provenance: undefined,
-    credits: locked.credits ? { ...locked.credits, projects: undefined } : undefined,
-  })
+/** quotes.locked: what only this quote locked (the rest is in its snapshot). */
+function compactLocked(locked: LockedQuote): CompactLockedQuote {
+  const { footprint, credits } = locked
+  const amounts = credits?.amounts
+  return [
+    footprint.kind === 'carbon' ? [footprint.co2eGrams, footprint.co2eOunces] : [footprint.areaSquareMetres, footprint.areaSquareFeet],
+    amounts ? [amounts.total, amounts.impact, amounts.impactTax, amounts.serviceFee, amounts.serviceFeeTax] : null,
+    locked.equivalents.map((e) => splitEquivalent(e).value),
+  ]
 }
 
-/** The whole locked quote again, from its row and its snapshot (older rows carry inline what they did not share). */
-function joinSnapshot(stored: StoredLockedQuote, snapshot: QuoteSnapshotBody | null): LockedQuote {
+/** The whole locked quote again, from a compact row and its snapshot. */
+function joinCompact(stored: CompactLockedQuote, snapshot: QuoteSnapshotBody | null): LockedQuote {
+  const shared = snapshot?.shared
+  if (!snapshot?.provenance || !shared) throw new Error('compact stored quote without its snapshot')
+  const [[first, second], amounts, values] = stored
+  if (values.length !== shared.equivalents.length || (amounts === null) !== (shared.credits === null)) {
+    throw new Error('compact stored quote does not match its snapshot')
+  }
+  const footprint: Footprint =
+    shared.footprintKind === 'carbon'
+      ? { kind: 'carbon', co2eGrams: first, co2eOunces: second }
+      : { kind: 'nature', areaSquareMetres: first, areaSquareFeet: second }
+  const { credits } = shared
+  return {
+    impactType: shared.impactType,
+    currencyCode: shared.currencyCode,
+    minorUnits: shared.minorUnits,
+    locale: shared.locale,
+    footprint,
+    equivalents: shared.equivalents.map((template, i) => joinEquivalent(template, values[i] as StoredEquivalentValue)),
+    provenance: snapshot.provenance,
+    ...(credits && amounts
+      ? {
+          credits: {
+            taxRates: credits.taxRates,
+            amounts: { total: amounts[0], impact: amounts[1], impactTax: amounts[2], serviceFee: amounts[3], serviceFeeTax: amounts[4] },
+            unit: credits.unit,
+            consumerLocationMatchAccuracy: credits.consumerLocationMatchAccuracy,
+            projects: snapshot.projects,
+            impactPartnerIds: credits.impactPartnerIds,
+          },
+        }
+      : {}),
+    contribution: shared.contribution,
+    partners: snapshot.partners,
+  }
+}
+
+/** The whole locked quote again, from a row written before compact quotes (it carries inline what it did not share). */
+function joinLegacy(stored: LegacyLockedQuote, snapshot: QuoteSnapshotBody | null): LockedQuote {
   const { credits, provenance, ...rest } = stored
   const shared = snapshot?.provenance ?? provenance
   if (shared === undefined) throw new Error('stored quote has no provenance inline or in its snapshot')
@@ -59,6 +169,52 @@ function joinSnapshot(stored: StoredLockedQuote, snapshot: QuoteSnapshotBody | n
   }
 }
 
+function joinSnapshot(stored: StoredLockedQuote, snapshot: QuoteSnapshotBody | null): LockedQuote {
+  return Array.isArray(stored) ? joinCompact(stored, snapshot) : joinLegacy(stored, snapshot)
+}
+
+/** quotes.request: the request without what the row or a default says (StoredQuoteRequest). */
+function storedRequest(request: QuoteRequestRecord, organisationId: string): StoredQuoteRequest {
+  const { includeImpactPartnerDetails, includeImpactPartnerRates, ...otherOptions } = request.responseOptions
+  const defaultOptions = !includeImpactPartnerDetails && !includeImpactPartnerRates && Object.keys(otherOptions).length === 0
+  // undefined drops the field from the JSON; the others keep the request's order.
+  return {
+    ...request,
+    organisationId: request.organisationId === organisationId ? undefined : request.organisationId,
+    matchConsumerLocation: request.matchConsumerLocation === false ? undefined : request.matchConsumerLocation,
+    responseOptions: defaultOptions ? undefined : request.responseOptions,
+  }
+}
+
+/** The quote request again: what the stored one leaves out is the row's organisation or the field's default. */
+function requestFromRow(stored: StoredQuoteRequest, organisationId: string): QuoteRequestRecord {
+  const {
+    organisationId: own = organisationId,
+    locale,
+    consumer,
+    merchant,
+    transaction,
+    orderItems,
+    matchConsumerLocation = false,
+    responseOptions = { includeImpactPartnerDetails: false, includeImpactPartnerRates: false },
+    origin,
+    ...others
+  } = stored
+  // In the order the request is built in (src/http/schemas/quotes.ts, toQuoteRequest); optional fields only when stored.
+  return {
+    organisationId: own,
+    ...('locale' in stored ? { locale } : {}),
+    consumer,
+    ...('merchant' in stored ? { merchant } : {}),
+    transaction,
+    ...('orderItems' in stored ? { orderItems } : {}),
+    matchConsumerLocation,
+    responseOptions,
+    origin,
+    ...others,
+  }
+}
+
 export function quoteToRow(quote: Quote, snapshotId: string): NewQuoteRow {
   return {
     id: quote.id,
@@ -66,8 +222,8 @@ export function quoteToRow(quote: Quote, snapshotId: string): NewQuoteRow {
     impact_type: quote.impactType,
     currency_code: quote.currencyCode,
     tax_liability: quote.taxLiability,
-    request: JSON.stringify(quote.request),
-    locked: lockedWithoutSnapshot(quote.locked),
+    request: JSON.stringify(storedRequest(quote.request, quote.organisationId)),
+    locked: JSON.stringify(compactLocked(quote.locked)),
     snapshot_id: snapshotId,
     created_at: quote.createdAt,
   }
@@ -81,7 +237,7 @@ export function quoteFromRow(row: QuoteRow, snapshot: QuoteSnapshotBody | null):
     currencyCode: row.currency_code,
     taxLiability: row.tax_liability,
     createdAt: row.created_at,
-    request: row.request,
+    request: requestFromRow(row.request, row.organisation_id),
     locked: joinSnapshot(row.locked, snapshot),
   }
 }
