@@ -4,7 +4,7 @@ import type { QuoteRequestRecord } from '../db/database.js'
 import type { Quote } from '../db/repositories/quotes.js'
 import { DomainError } from '../domain/errors.js'
 import { minorUnitsOf, parseDecimal, toMinorUnits } from '../domain/money.js'
-import { priceQuote } from '../domain/pricing.js'
+import { priceQuote, type QuoteContext } from '../domain/pricing.js'
 import { explainQuote, type QuoteExplanation } from '../domain/explain.js'
 import type { ImpactType, QuotedProject } from '../domain/types.js'
 import { notFound } from '../errors.js'
@@ -57,6 +57,7 @@ export async function priceNewQuote(
   }
   validateOrderItems(request.orderItems)
   const now = deps.clock()
+  const planOf = (context: QuoteContext) => deps.reference.plans.planFor(request.organisationId, reference, context)
   const locked = priceQuote(
     {
       impactType,
@@ -73,6 +74,7 @@ export async function priceNewQuote(
       date: now.toISOString().slice(0, 10),
     },
     reference,
+    planOf,
   )
   return {
     id: newId(),
