@@ -30,6 +30,7 @@ import {
   toMinorUnits,
 } from './money.js'
 import { DomainError } from './errors.js'
+import { memo } from './memo.js'
 import { convert, isPricedCurrency } from './fx.js'
 import { isKnownCountry } from './countries.js'
 import { assertIsoDate } from './dates.js'
@@ -386,6 +387,17 @@ function taxRuleApplied(line: TaxLine, jurisdiction: TaxJurisdiction, date: stri
  * still sum to exactly 1 and each is within 10^-decimals of its full-precision rate.
  */
 export function displayRatesOf(rates: SectionTaxRates, decimals = 10): EffectiveRates {
+  return displayRates(`${decimals}|${rates.impactTax}|${rates.serviceFee}|${rates.serviceFeeTax}`)
+}
+
+// Every quote response shows two or four rate sets, and they are the same few sets again and again (one per tax rate
+// and service fee in use): each is split once. The key holds all the inputs ("|" is in no decimal string).
+const displayRates = memo(256, (key): EffectiveRates => {
+  const [decimals = '', impactTax = '', serviceFee = '', serviceFeeTax = ''] = key.split('|')
+  return Object.freeze(computeDisplayRates({ impactTax, serviceFee, serviceFeeTax }, Number(decimals)))
+})
+
+function computeDisplayRates(rates: SectionTaxRates, decimals: number): EffectiveRates {
   const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = splitByWeights(10n ** BigInt(decimals), splitWeightsOf(rates))
   const text = (units: bigint): string => formatRate(formatMinorUnits(units, decimals))
   return { impact: text(impact), impactTax: text(impactTax), serviceFee: text(serviceFee), serviceFeeTax: text(serviceFeeTax) }
