@@ -83,7 +83,11 @@ export function grossFactorOf(rates: SectionTaxRates): Decimal {
 /** The checks of a quote's context, in the order priceQuote makes them; returns the currency's minor units. */
 function checkContext(context: QuoteContext, fx: FxTable): number {
   if (!isPricedCurrency(context.currencyCode, fx)) {
-    throw new DomainError('UNSUPPORTED_CURRENCY', `unsupported currency ${JSON.stringify(context.currencyCode)}`, '/transaction/currencyCode')
+    throw new DomainError(
+      'UNSUPPORTED_CURRENCY',
+      `unsupported currency ${JSON.stringify(context.currencyCode)}`,
+      '/transaction/currencyCode',
+    )
   }
   const digits = minorUnitsOf(context.currencyCode)
   if (!isKnownCountry(context.consumer.countryCode)) {
@@ -271,7 +275,13 @@ export function planQuote(context: QuoteContext, reference: ReferenceData): Quot
   const serviceFeeRate = checkConfiguration(context)
   const locale = resolveLocale(context.locale)
   const footprint = planFootprint(
-    { kind: context.impactType, currencyCode: context.currencyCode, mcc: context.mcc, merchantCountry: context.merchant.countryCode, date: context.date },
+    {
+      kind: context.impactType,
+      currencyCode: context.currencyCode,
+      mcc: context.mcc,
+      merchantCountry: context.merchant.countryCode,
+      date: context.date,
+    },
     reference.factors,
     reference.fx,
   )
