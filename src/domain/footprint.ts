@@ -145,6 +145,10 @@ export function deflatorBasisFor(factor: Pick<EmissionFactor, 'baseCurrency' | '
 }
 
 const ONE = new Decimal(1)
+const THOUSAND = new Decimal(1000)
+// Parsed once: multiplying or dividing by the string parses it on every call (the value is the same).
+const OUNCE = new Decimal(GRAMS_PER_OUNCE)
+const SQUARE_FEET = new Decimal(SQUARE_FEET_PER_SQUARE_METRE)
 
 /** value + tailpipeValue of a carbon factor, as a Decimal. */
 const kgPerUnitOf = (factor: EmissionFactor): Decimal => new Decimal(factor.value).plus(factor.tailpipeValue ?? '0')
@@ -217,18 +221,18 @@ export function footprintOf(plan: FootprintPlan, amount: Decimal): Footprint {
   const converted = plan.rate === null ? amount : amount.times(plan.rate)
   const spend = converted.times(plan.deflatorValue)
   if (plan.kind === 'carbon') {
-    const grams = spend.times(plan.perUnit).times(1000)
+    const grams = spend.times(plan.perUnit).times(THOUSAND)
     return {
       kind: 'carbon',
       co2eGrams: formatDecimal(roundHalfUp(grams, 1), 1),
-      co2eOunces: formatDecimal(roundHalfUp(grams.div(GRAMS_PER_OUNCE), 2), 2),
+      co2eOunces: formatDecimal(roundHalfUp(grams.div(OUNCE), 2), 2),
     }
   }
   const squareMetres = spend.times(plan.perUnit)
   return {
     kind: 'nature',
     areaSquareMetres: formatDecimal(roundHalfUp(squareMetres, 2), 2),
-    areaSquareFeet: formatDecimal(roundHalfUp(squareMetres.times(SQUARE_FEET_PER_SQUARE_METRE), 2), 2),
+    areaSquareFeet: formatDecimal(roundHalfUp(squareMetres.times(SQUARE_FEET), 2), 2),
   }
 }
 
