@@ -18,6 +18,7 @@ import type {
 } from './types.js'
 import {
   Decimal,
+  decimalTextToMinorUnits,
   formatDecimal,
   formatMinorUnits,
   formatRate,
@@ -110,7 +111,8 @@ function checkAmount(text: string, digits: number): Decimal {
   if (!amount.greaterThan(0)) {
     throw new DomainError('AMOUNT_OUT_OF_RANGE', 'amount must be greater than 0', '/transaction/amount')
   }
-  toMinorUnits(amount, digits, '/transaction/amount')
+  // The same errors as toMinorUnits(amount, …), read from the text: no Decimal arithmetic for a plain decimal.
+  decimalTextToMinorUnits(text, digits, '/transaction/amount')
   return amount
 }
 
