@@ -177,21 +177,32 @@ function equivalent(
  *   (charges at 12.4 g each), `tree` (days of a tree seedling's absorption: 60 kg per 3,652.5 days);
  * - nature: `parkingSpace` (12.5 m² each) and `tennisCourt` (260.7569 m² each).
  */
+// The divisors as Decimals, parsed once (dividing by the string parses it on every call; the value is the same).
+const PER = {
+  carMile: new Decimal(CAR_GRAMS_PER_MILE),
+  carKm: new Decimal(CAR_GRAMS_PER_KM),
+  phone: new Decimal(PHONE_GRAMS_PER_CHARGE),
+  treeDays: new Decimal(DAYS_PER_10_YEARS),
+  tree: new Decimal(TREE_GRAMS_PER_10_YEARS),
+  parkingSpace: new Decimal(PARKING_SPACE_SQUARE_METRES),
+  tennisCourt: new Decimal(TENNIS_COURT_SQUARE_METRES),
+}
+
 export function describeEquivalents(footprint: Footprint, locale: string): Equivalent[] {
   const resolved = resolveLocale(locale)
   const text = TEXTS[resolved] ?? (TEXTS[DEFAULT_LOCALE] as LocaleText)
   if (footprint.kind === 'nature') {
     const area = new Decimal(footprint.areaSquareMetres)
     return [
-      equivalent('parkingSpace', area.div(PARKING_SPACE_SQUARE_METRES), resolved, text.parkingSpace),
-      equivalent('tennisCourt', area.div(TENNIS_COURT_SQUARE_METRES), resolved, text.tennisCourt),
+      equivalent('parkingSpace', area.div(PER.parkingSpace), resolved, text.parkingSpace),
+      equivalent('tennisCourt', area.div(PER.tennisCourt), resolved, text.tennisCourt),
     ]
   }
   const grams = new Decimal(footprint.co2eGrams)
-  const perDistance = text.distanceUnit === 'mile' ? CAR_GRAMS_PER_MILE : CAR_GRAMS_PER_KM
+  const perDistance = text.distanceUnit === 'mile' ? PER.carMile : PER.carKm
   return [
     equivalent('car', grams.div(perDistance), resolved, text.car, { unit: text.distanceUnit, display: text.unitDisplay }),
-    equivalent('phone', grams.div(PHONE_GRAMS_PER_CHARGE), resolved, text.phone),
-    equivalent('tree', grams.times(DAYS_PER_10_YEARS).div(TREE_GRAMS_PER_10_YEARS), resolved, text.tree),
+    equivalent('phone', grams.div(PER.phone), resolved, text.phone),
+    equivalent('tree', grams.times(PER.treeDays).div(PER.tree), resolved, text.tree),
   ]
 }

@@ -145,6 +145,10 @@ export function deflatorBasisFor(factor: Pick<EmissionFactor, 'baseCurrency' | '
 }
 
 const ONE = new Decimal(1)
+const THOUSAND = new Decimal(1000)
+// Parsed once: multiplying or dividing by the string parses it on every call (the value is the same).
+const OUNCE = new Decimal(GRAMS_PER_OUNCE)
+const SQUARE_FEET = new Decimal(SQUARE_FEET_PER_SQUARE_METRE)
 
 /** value + tailpipeValue of a carbon factor, as a Decimal. */
 const kgPerUnitOf = (factor: EmissionFactor): Decimal => new Decimal(factor.value).plus(factor.tailpipeValue ?? '0')
@@ -170,39 +174,30 @@ export interface FootprintEstimate {
 }
 
 /**
- * Estimates a transaction's footprint:
- * spend = amount × fx(currency → factor base) × deflator, then
- * - carbon: kg CO2e = spend × (value + tailpipeValue); `co2eGrams` = kg × 1000 rounded half-up to
- *   1 dp; `co2eOunces` = unrounded grams / 28.349523125, half-up to 2 dp;
- * - nature: m² = spend × value, half-up to 2 dp; ft² = unrounded m² × 10.76391041670972, 2 dp.
- * No other rounding happens. Returns the provenance a quote locks (factor, FX rate and date,
- * deflator). Throws `INVALID_MCC` and `UNSUPPORTED_CURRENCY` from the lookups.
+ * What estimateFootprint works out before it looks at the amount: the factor and its provenance, and the three
+ * multipliers the spend goes through (FX rate, deflator, kg or m² per unit), as Decimals. Immutable, so quotes of
+ * the same currency, MCC, merchant country and date can share one (src/domain/pricing.ts, planQuote).
  */
-export function estimateFootprint(input: FootprintInput, factors: FactorSet, fx: FxTable): FootprintEstimate {
+export interface FootprintPlan extends Omit<FootprintEstimate, 'footprint'> {
+  readonly kind: ImpactType
+  /** Units of the factor's base currency per unit of the amount's; null when they are the same currency. */
+  readonly rate: Decimal | null
+  readonly deflatorValue: Decimal
+  /** Carbon: value + tailpipeValue (kg CO2e per unit of spend); nature: value (m² per unit of spend). */
+  readonly perUnit: Decimal
+}
+
+/** estimateFootprint without the amount. Throws `INVALID_MCC` and `UNSUPPORTED_CURRENCY` from the lookups. */
+export function planFootprint(input: Omit<FootprintInput, 'amount'>, factors: FactorSet, fx: FxTable): FootprintPlan {
   const { factor, matchedBy } = findFactor(factors, input.kind, input.mcc, input.merchantCountry)
-  const conversion = convert(input.amount, input.currencyCode, factor.baseCurrency, fx)
+  // convert(1, …) is the cross rate itself (1 × rate is exact), and throws exactly as converting the amount would.
+  const conversion = convert(ONE, input.currencyCode, factor.baseCurrency, fx)
   const deflator = deflatorFor(factor, input.date)
-  const spend = conversion.amount.times(deflator)
-
-  let footprint: Footprint
-  if (input.kind === 'carbon') {
-    const grams = spend.times(kgPerUnitOf(factor)).times(1000)
-    footprint = {
-      kind: 'carbon',
-      co2eGrams: formatDecimal(roundHalfUp(grams, 1), 1),
-      co2eOunces: formatDecimal(roundHalfUp(grams.div(GRAMS_PER_OUNCE), 2), 2),
-    }
-  } else {
-    const squareMetres = spend.times(factor.value)
-    footprint = {
-      kind: 'nature',
-      areaSquareMetres: formatDecimal(roundHalfUp(squareMetres, 2), 2),
-      areaSquareFeet: formatDecimal(roundHalfUp(squareMetres.times(SQUARE_FEET_PER_SQUARE_METRE), 2), 2),
-    }
-  }
-
   return {
-    footprint,
+    kind: input.kind,
+    rate: input.currencyCode === factor.baseCurrency ? null : conversion.amount,
+    deflatorValue: deflator,
+    perUnit: input.kind === 'carbon' ? kgPerUnitOf(factor) : new Decimal(factor.value),
     provenance: {
       id: factor.id,
       source: factor.source,
@@ -219,4 +214,39 @@ export function estimateFootprint(input: FootprintInput, factors: FactorSet, fx:
     deflator: deflator.toString(),
     deflatorBasis: deflatorBasisFor(factor, input.date),
   }
+}
+
+/** The footprint of `amount` (major units, > 0) by a plan: the same operations, in the same order, as estimateFootprint. */
+export function footprintOf(plan: FootprintPlan, amount: Decimal): Footprint {
+  const converted = plan.rate === null ? amount : amount.times(plan.rate)
+  const spend = converted.times(plan.deflatorValue)
+  if (plan.kind === 'carbon') {
+    const grams = spend.times(plan.perUnit).times(THOUSAND)
+    return {
+      kind: 'carbon',
+      co2eGrams: formatDecimal(roundHalfUp(grams, 1), 1),
+      co2eOunces: formatDecimal(roundHalfUp(grams.div(OUNCE), 2), 2),
+    }
+  }
+  const squareMetres = spend.times(plan.perUnit)
+  return {
+    kind: 'nature',
+    areaSquareMetres: formatDecimal(roundHalfUp(squareMetres, 2), 2),
+    areaSquareFeet: formatDecimal(roundHalfUp(squareMetres.times(SQUARE_FEET), 2), 2),
+  }
+}
+
+/**
+ * Estimates a transaction's footprint:
+ * spend = amount × fx(currency → factor base) × deflator, then
+ * - carbon: kg CO2e = spend × (value + tailpipeValue); `co2eGrams` = kg × 1000 rounded half-up to
+ *   1 dp; `co2eOunces` = unrounded grams / 28.349523125, half-up to 2 dp;
+ * - nature: m² = spend × value, half-up to 2 dp; ft² = unrounded m² × 10.76391041670972, 2 dp.
+ * No other rounding happens. Returns the provenance a quote locks (factor, FX rate and date,
+ * deflator). Throws `INVALID_MCC` and `UNSUPPORTED_CURRENCY` from the lookups.
+ */
+export function estimateFootprint(input: FootprintInput, factors: FactorSet, fx: FxTable): FootprintEstimate {
+  const plan = planFootprint(input, factors, fx)
+  const { provenance, deflator, deflatorBasis } = plan
+  return { footprint: footprintOf(plan, input.amount), provenance, fx: plan.fx, deflator, deflatorBasis }
 }

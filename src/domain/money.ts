@@ -199,7 +199,7 @@ function splitScaled(total: bigint, scaled: readonly bigint[], sum: bigint): big
 }
 
 /** The weights as integers with a common scale, and their sum (validated: finite, ≥ 0, not all 0). */
-function scaledWeightsOf(weights: readonly (Decimal | string)[]): { scaled: bigint[]; sum: bigint } {
+export function scaledWeightsOf(weights: readonly (Decimal | string)[]): { scaled: bigint[]; sum: bigint } {
   const decimals = weights.map((weight) => (typeof weight === 'string' ? new Decimal(weight) : weight))
   let scale = 0
   for (const weight of decimals) {

@@ -18,20 +18,24 @@ import type {
 } from './types.js'
 import {
   Decimal,
+  decimalTextToMinorUnits,
   formatDecimal,
   formatMinorUnits,
   formatRate,
   minorUnitsOf,
   parseDecimal,
   roundHalfUp,
+  scaledWeightsOf,
+  splitByIntegerWeights,
   splitByWeights,
   toMinorUnits,
 } from './money.js'
 import { DomainError } from './errors.js'
+import { memo } from './memo.js'
 import { convert, isPricedCurrency } from './fx.js'
 import { isKnownCountry } from './countries.js'
 import { assertIsoDate } from './dates.js'
-import { estimateFootprint, parseMcc, type FactorSet } from './footprint.js'
+import { footprintOf, parseMcc, planFootprint, type FactorSet, type FootprintPlan } from './footprint.js'
 import { describeEquivalents, resolveLocale } from './equivalents.js'
 import { projectWeight, selectContributionPartners, selectCreditProjects } from './projects.js'
 import { TAX_RULE_SET, resolveJurisdiction, taxRatesFor, taxRuleFor, type TaxLine } from './tax.js'
@@ -77,35 +81,49 @@ export function grossFactorOf(rates: SectionTaxRates): Decimal {
   return splitWeightsOf(rates).reduce((sum, weight) => sum.plus(weight), new Decimal(0))
 }
 
-function validate(input: QuoteInput, fx: FxTable): { amount: Decimal; digits: number; serviceFeeRate: Decimal } {
-  if (!isPricedCurrency(input.currencyCode, fx)) {
-    throw new DomainError('UNSUPPORTED_CURRENCY', `unsupported currency ${JSON.stringify(input.currencyCode)}`, '/transaction/currencyCode')
+/** The checks of a quote's context, in the order priceQuote makes them; returns the currency's minor units. */
+function checkContext(context: QuoteContext, fx: FxTable): number {
+  if (!isPricedCurrency(context.currencyCode, fx)) {
+    throw new DomainError(
+      'UNSUPPORTED_CURRENCY',
+      `unsupported currency ${JSON.stringify(context.currencyCode)}`,
+      '/transaction/currencyCode',
+    )
   }
-  const digits = minorUnitsOf(input.currencyCode)
-  if (!isKnownCountry(input.consumer.countryCode)) {
-    throw new DomainError('UNKNOWN_COUNTRY', `unknown country ${JSON.stringify(input.consumer.countryCode)}`, '/consumer/countryCode')
+  const digits = minorUnitsOf(context.currencyCode)
+  if (!isKnownCountry(context.consumer.countryCode)) {
+    throw new DomainError('UNKNOWN_COUNTRY', `unknown country ${JSON.stringify(context.consumer.countryCode)}`, '/consumer/countryCode')
   }
-  if (!isKnownCountry(input.merchant.countryCode)) {
+  if (!isKnownCountry(context.merchant.countryCode)) {
     throw new DomainError(
       'UNKNOWN_COUNTRY',
-      `unknown country ${JSON.stringify(input.merchant.countryCode)}`,
+      `unknown country ${JSON.stringify(context.merchant.countryCode)}`,
       '/merchant/address/countryCode',
     )
   }
-  parseMcc(input.mcc)
-  const amount = parseDecimal(input.amount, '/transaction/amount')
+  parseMcc(context.mcc)
+  return digits
+}
+
+/** The amount, checked: a decimal > 0 with at most `digits` decimals. */
+function checkAmount(text: string, digits: number): Decimal {
+  const amount = parseDecimal(text, '/transaction/amount')
   if (!amount.greaterThan(0)) {
     throw new DomainError('AMOUNT_OUT_OF_RANGE', 'amount must be greater than 0', '/transaction/amount')
   }
-  toMinorUnits(amount, digits, '/transaction/amount')
-  assertIsoDate(input.date)
-  let serviceFeeRate: Decimal
+  // The same errors as toMinorUnits(amount, …), read from the text: no Decimal arithmetic for a plain decimal.
+  decimalTextToMinorUnits(text, digits, '/transaction/amount')
+  return amount
+}
+
+/** The configuration a quote is priced with: its date and the service fee rate (RangeError when malformed). */
+function checkConfiguration(context: QuoteContext): Decimal {
+  assertIsoDate(context.date)
   try {
-    serviceFeeRate = new Decimal(input.serviceFeeRate)
+    return new Decimal(context.serviceFeeRate)
   } catch {
-    throw new RangeError(`service fee rate must be a decimal string, got ${JSON.stringify(input.serviceFeeRate)}`)
+    throw new RangeError(`service fee rate must be a decimal string, got ${JSON.stringify(context.serviceFeeRate)}`)
   }
-  return { amount, digits, serviceFeeRate }
 }
 
 /** The partner details a quote locks (the catalogue's objects are never mutated, so they are shared, not copied). */
@@ -116,9 +134,9 @@ const partnerDetails = (partner: ImpactPartner): LockedQuote['partners'][number]
   images: partner.images,
 })
 
-/** Section amounts as strings, from the exact split of the total in minor units. */
-function amountsOf(total: bigint, rates: SectionTaxRates, digits: number): CreditAmounts {
-  const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = splitByWeights(total, splitWeightsOf(rates))
+/** Section amounts as strings, from the exact split of the total in minor units by the section's scaled weights. */
+function amountsOf(total: bigint, weights: readonly bigint[], digits: number): CreditAmounts {
+  const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = splitByIntegerWeights(total, weights)
   const text = (minor: bigint): string => formatMinorUnits(minor, digits)
   return {
     total: text(total),
@@ -167,35 +185,152 @@ function pricePortfolio(selected: readonly CreditProject[], currencyCode: string
 
 type CreditsSection = NonNullable<LockedQuote['credits']>
 
-/** The credits section of a carbon quote (see priceQuote). Throws NO_CREDIT_PROJECTS. */
-function priceCredits(
-  input: QuoteInput,
-  reference: ReferenceData,
-  co2eGrams: string,
-  taxRates: SectionTaxRates,
-  digits: number,
-): CreditsSection {
+/** The credits section of a carbon quote without its amounts, and what the amounts are computed with. */
+interface CreditsPlan {
+  readonly section: Omit<CreditsSection, 'amounts'>
+  readonly unitPrice: Decimal
+  /** D = 1 + ti + f·(1 + tf) (grossFactorOf). */
+  readonly grossFactor: Decimal
+  /** splitWeightsOf(taxRates) scaled to integers with a common scale: the same split, in bigint arithmetic. */
+  readonly splitWeights: readonly bigint[]
+}
+
+/** The credits section of a carbon quote, before its amounts (see priceQuote). Throws NO_CREDIT_PROJECTS. */
+function planCredits(context: QuoteContext, reference: ReferenceData, taxRates: SectionTaxRates, digits: number): CreditsPlan {
   const activePartners = new Set(reference.partners.filter((partner) => partner.active).map((partner) => partner.id))
   const candidates = reference.projects.filter(
     (project) => activePartners.has(project.impactPartnerId) && isPricedCurrency(project.priceCurrency, reference.fx),
   )
-  const selection = selectCreditProjects(candidates, input.consumer, input.matchConsumerLocation)
+  const selection = selectCreditProjects(candidates, context.consumer, context.matchConsumerLocation)
   if (selection.projects.length === 0) {
     throw new DomainError('NO_CREDIT_PROJECTS', 'no carbon credit projects are available for this quote')
   }
-  const { unitPrice, projects } = pricePortfolio(selection.projects, input.currencyCode, reference.fx, digits)
+  const { unitPrice, projects } = pricePortfolio(selection.projects, context.currencyCode, reference.fx, digits)
+  return {
+    section: {
+      taxRates,
+      unit: { description: 'tCO2e', price: formatDecimal(unitPrice, digits) },
+      consumerLocationMatchAccuracy: selection.accuracy,
+      projects,
+      impactPartnerIds: [...new Set(projects.map((project) => project.impactPartnerId))],
+    },
+    unitPrice,
+    grossFactor: grossFactorOf(taxRates),
+    splitWeights: scaledWeightsOf(splitWeightsOf(taxRates)).scaled,
+  }
+}
 
+/** The credits section of a quote of `co2eGrams` (see priceQuote). */
+function priceCredits(plan: CreditsPlan, co2eGrams: string, digits: number): CreditsSection {
   const tonnes = new Decimal(co2eGrams).div(1_000_000)
   // Named rounding point: the total, half-up to minor units, never below one minor unit.
-  const rounded = toMinorUnits(roundHalfUp(tonnes.times(unitPrice).times(grossFactorOf(taxRates)), digits), digits)
+  const rounded = toMinorUnits(roundHalfUp(tonnes.times(plan.unitPrice).times(plan.grossFactor), digits), digits)
   const total = rounded < 1n ? 1n : rounded
+  const { taxRates, unit, consumerLocationMatchAccuracy, projects, impactPartnerIds } = plan.section
+  return { taxRates, amounts: amountsOf(total, plan.splitWeights, digits), unit, consumerLocationMatchAccuracy, projects, impactPartnerIds }
+}
+
+/** Everything of a quote's input but its amount. */
+export type QuoteContext = Omit<QuoteInput, 'amount'>
+
+/**
+ * What priceQuote works out before it looks at the amount: the locale, the footprint's factor and multipliers, the
+ * jurisdiction and tax rates with their rules, the projects and their prices, the contribution partners and the
+ * partner details, and what the credits amounts are computed with. It depends only on the context (every field of
+ * QuoteContext that pricing reads: see quoteContextOf) and the reference data, so quotes of one context and one
+ * reference can share it; it is immutable, and so is everything priceQuote takes from it into a locked quote.
+ */
+export interface QuotePlan {
+  readonly impactType: ImpactType
+  readonly currencyCode: string
+  readonly digits: number
+  readonly locale: string
+  readonly footprint: FootprintPlan
+  readonly provenance: LockedQuote['provenance']
+  readonly credits: CreditsPlan | undefined
+  readonly contribution: LockedQuote['contribution']
+  readonly partners: LockedQuote['partners']
+}
+
+/**
+ * The context of a quote: exactly the fields of `input` that pricing reads besides the amount (the consumer's and
+ * the merchant's country and state, not the consumer's city or postal code). Its JSON is a complete key for the
+ * plan: two inputs with the same JSON get the same plan from the same reference data.
+ */
+export function quoteContextOf(input: QuoteContext): QuoteContext {
   return {
-    taxRates,
-    amounts: amountsOf(total, taxRates, digits),
-    unit: { description: 'tCO2e', price: formatDecimal(unitPrice, digits) },
-    consumerLocationMatchAccuracy: selection.accuracy,
-    projects,
-    impactPartnerIds: [...new Set(projects.map((project) => project.impactPartnerId))],
+    impactType: input.impactType,
+    currencyCode: input.currencyCode,
+    mcc: input.mcc,
+    merchant: { countryCode: input.merchant.countryCode, state: input.merchant.state },
+    consumer: { countryCode: input.consumer.countryCode, state: input.consumer.state },
+    locale: input.locale,
+    matchConsumerLocation: input.matchConsumerLocation,
+    serviceFeeRate: input.serviceFeeRate,
+    date: input.date,
+  }
+}
+
+/** The plan of a quote context (see QuotePlan), with the same checks and errors as priceQuote bar the amount's. */
+export function planQuote(context: QuoteContext, reference: ReferenceData): QuotePlan {
+  const digits = checkContext(context, reference.fx)
+  const serviceFeeRate = checkConfiguration(context)
+  const locale = resolveLocale(context.locale)
+  const footprint = planFootprint(
+    {
+      kind: context.impactType,
+      currencyCode: context.currencyCode,
+      mcc: context.mcc,
+      merchantCountry: context.merchant.countryCode,
+      date: context.date,
+    },
+    reference.factors,
+    reference.fx,
+  )
+  const jurisdiction = resolveJurisdiction(context.consumer, context.merchant)
+  const taxRates = taxRatesFor(jurisdiction, context.date, serviceFeeRate)
+
+  const contributionPartners = selectContributionPartners(reference.partners)
+  const partnersById = new Map(reference.partners.map((partner) => [partner.id, partner]))
+  const referenced = new Map<string, ImpactPartner>()
+
+  const credits = context.impactType === 'carbon' ? planCredits(context, reference, taxRates.credits, digits) : undefined
+  for (const id of credits?.section.impactPartnerIds ?? []) {
+    const partner = partnersById.get(id)
+    if (partner !== undefined) referenced.set(id, partner)
+  }
+  for (const partner of contributionPartners) referenced.set(partner.id, partner)
+
+  return {
+    impactType: context.impactType,
+    currencyCode: context.currencyCode,
+    digits,
+    locale,
+    footprint,
+    provenance: {
+      factor: footprint.provenance,
+      fx: footprint.fx,
+      deflator: footprint.deflator,
+      deflatorBasis: footprint.deflatorBasis,
+      merchantCountryCode: context.merchant.countryCode,
+      tax: {
+        ruleSetVersion: TAX_RULE_SET.version,
+        effectiveDate: TAX_RULE_SET.effectiveDate,
+        jurisdiction,
+        rateSource: TAX_RULE_SET.rateSource,
+        lines: {
+          creditImpact: taxRuleApplied('creditImpact', jurisdiction, context.date),
+          contributionImpact: taxRuleApplied('contributionImpact', jurisdiction, context.date),
+          serviceFee: taxRuleApplied('serviceFee', jurisdiction, context.date),
+        },
+      },
+    },
+    credits,
+    contribution: {
+      taxRates: taxRates.contribution,
+      impactPartnerIds: contributionPartners.map((partner) => partner.id),
+    },
+    partners: [...referenced.values()].map(partnerDetails),
   }
 }
 
@@ -221,70 +356,34 @@ function priceCredits(
  * Contribution: impactTax "0", the same f, the jurisdiction's service-fee tax; partners =
  * selectContributionPartners(partners) (may be empty: allocation then refuses a contribution).
  * Per-partner rates are derived, not stored (see partnerRatesOf). Nature quotes have no credits section.
+ *
+ * Everything but the footprint, the equivalents and the credits amounts comes from the quote's plan (planQuote), which
+ * `planOf` gives for the input's context; a caller that prices many quotes passes one that reuses the plans it made
+ * with the same reference data (src/services/quote-plans.ts). The context and the amount are checked first, so the
+ * errors come in the same order either way.
  */
-export function priceQuote(input: QuoteInput, reference: ReferenceData): LockedQuote {
-  const { amount, digits, serviceFeeRate } = validate(input, reference.fx)
-  const locale = resolveLocale(input.locale)
-  const estimate = estimateFootprint(
-    {
-      kind: input.impactType,
-      amount,
-      currencyCode: input.currencyCode,
-      mcc: input.mcc,
-      merchantCountry: input.merchant.countryCode,
-      date: input.date,
-    },
-    reference.factors,
-    reference.fx,
-  )
-  const jurisdiction = resolveJurisdiction(input.consumer, input.merchant)
-  const taxRates = taxRatesFor(jurisdiction, input.date, serviceFeeRate)
-
-  const contributionPartners = selectContributionPartners(reference.partners)
-  const partnersById = new Map(reference.partners.map((partner) => [partner.id, partner]))
-  const referenced = new Map<string, ImpactPartner>()
-
-  const credits =
-    estimate.footprint.kind === 'carbon'
-      ? priceCredits(input, reference, estimate.footprint.co2eGrams, taxRates.credits, digits)
-      : undefined
-  for (const id of credits?.impactPartnerIds ?? []) {
-    const partner = partnersById.get(id)
-    if (partner !== undefined) referenced.set(id, partner)
-  }
-  for (const partner of contributionPartners) referenced.set(partner.id, partner)
-
+export function priceQuote(
+  input: QuoteInput,
+  reference: ReferenceData,
+  planOf: (context: QuoteContext) => QuotePlan = (context) => planQuote(context, reference),
+): LockedQuote {
+  const context = quoteContextOf(input)
+  const amount = checkAmount(input.amount, checkContext(context, reference.fx))
+  const plan = planOf(context)
+  const footprint = footprintOf(plan.footprint, amount)
   return {
-    impactType: input.impactType,
-    currencyCode: input.currencyCode,
-    minorUnits: digits,
-    locale,
-    footprint: estimate.footprint,
-    equivalents: describeEquivalents(estimate.footprint, locale),
-    provenance: {
-      factor: estimate.provenance,
-      fx: estimate.fx,
-      deflator: estimate.deflator,
-      deflatorBasis: estimate.deflatorBasis,
-      merchantCountryCode: input.merchant.countryCode,
-      tax: {
-        ruleSetVersion: TAX_RULE_SET.version,
-        effectiveDate: TAX_RULE_SET.effectiveDate,
-        jurisdiction,
-        rateSource: TAX_RULE_SET.rateSource,
-        lines: {
-          creditImpact: taxRuleApplied('creditImpact', jurisdiction, input.date),
-          contributionImpact: taxRuleApplied('contributionImpact', jurisdiction, input.date),
-          serviceFee: taxRuleApplied('serviceFee', jurisdiction, input.date),
-        },
-      },
-    },
-    ...(credits === undefined ? {} : { credits }),
-    contribution: {
-      taxRates: taxRates.contribution,
-      impactPartnerIds: contributionPartners.map((partner) => partner.id),
-    },
-    partners: [...referenced.values()].map(partnerDetails),
+    impactType: plan.impactType,
+    currencyCode: plan.currencyCode,
+    minorUnits: plan.digits,
+    locale: plan.locale,
+    footprint,
+    equivalents: describeEquivalents(footprint, plan.locale),
+    provenance: plan.provenance,
+    ...(plan.credits === undefined || footprint.kind !== 'carbon'
+      ? {}
+      : { credits: priceCredits(plan.credits, footprint.co2eGrams, plan.digits) }),
+    contribution: plan.contribution,
+    partners: plan.partners,
   }
 }
 
@@ -300,6 +399,17 @@ function taxRuleApplied(line: TaxLine, jurisdiction: TaxJurisdiction, date: stri
  * still sum to exactly 1 and each is within 10^-decimals of its full-precision rate.
  */
 export function displayRatesOf(rates: SectionTaxRates, decimals = 10): EffectiveRates {
+  return displayRates(`${decimals}|${rates.impactTax}|${rates.serviceFee}|${rates.serviceFeeTax}`)
+}
+
+// Every quote response shows two or four rate sets, and they are the same few sets again and again (one per tax rate
+// and service fee in use): each is split once. The key holds all the inputs ("|" is in no decimal string).
+const displayRates = memo(256, (key): EffectiveRates => {
+  const [decimals = '', impactTax = '', serviceFee = '', serviceFeeTax = ''] = key.split('|')
+  return Object.freeze(computeDisplayRates({ impactTax, serviceFee, serviceFeeTax }, Number(decimals)))
+})
+
+function computeDisplayRates(rates: SectionTaxRates, decimals: number): EffectiveRates {
   const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = splitByWeights(10n ** BigInt(decimals), splitWeightsOf(rates))
   const text = (units: bigint): string => formatRate(formatMinorUnits(units, decimals))
   return { impact: text(impact), impactTax: text(impactTax), serviceFee: text(serviceFee), serviceFeeTax: text(serviceFeeTax) }

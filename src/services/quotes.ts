@@ -3,8 +3,8 @@ import type { Clock } from '../clock.js'
 import type { QuoteRequestRecord } from '../db/database.js'
 import type { Quote } from '../db/repositories/quotes.js'
 import { DomainError } from '../domain/errors.js'
-import { minorUnitsOf, parseDecimal, toMinorUnits } from '../domain/money.js'
-import { priceQuote } from '../domain/pricing.js'
+import { decimalTextToMinorUnits, minorUnitsOf } from '../domain/money.js'
+import { priceQuote, type QuoteContext } from '../domain/pricing.js'
 import { explainQuote, type QuoteExplanation } from '../domain/explain.js'
 import type { ImpactType, QuotedProject } from '../domain/types.js'
 import { notFound } from '../errors.js'
@@ -34,7 +34,8 @@ function validateOrderItems(items: QuoteRequestRecord['orderItems']): void {
     } catch {
       throw new DomainError('UNSUPPORTED_CURRENCY', `unknown currency ${JSON.stringify(unitPrice.currencyCode)}`, `${path}/currencyCode`)
     }
-    toMinorUnits(parseDecimal(String(unitPrice.value), `${path}/value`), digits, `${path}/value`)
+    // The same answer and errors as toMinorUnits(parseDecimal(…)), without building a Decimal for a plain number.
+    decimalTextToMinorUnits(String(unitPrice.value), digits, `${path}/value`)
   })
 }
 
@@ -57,6 +58,7 @@ export async function priceNewQuote(
   }
   validateOrderItems(request.orderItems)
   const now = deps.clock()
+  const planOf = (context: QuoteContext) => deps.reference.plans.planFor(request.organisationId, reference, context)
   const locked = priceQuote(
     {
       impactType,
@@ -73,6 +75,7 @@ export async function priceNewQuote(
       date: now.toISOString().slice(0, 10),
     },
     reference,
+    planOf,
   )
   return {
     id: newId(),

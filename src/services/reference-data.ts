@@ -13,10 +13,11 @@ import {
 import { DEFAULT_EMISSION_FACTORS } from '../domain/data/emission-factors.js'
 import { indexFactors, type FactorSet } from '../domain/footprint.js'
 import type { ReferenceData } from '../domain/pricing.js'
-import type { CreditProject, ImpactPartner } from '../domain/types.js'
+import type { CreditProject, FxTable, ImpactPartner } from '../domain/types.js'
 import { notFound } from '../errors.js'
 import { createCache, type Cache } from './cache.js'
 import { loadFxInUse, type FxInUse } from './fx.js'
+import { QuotePlans } from './quote-plans.js'
 
 export interface OrganisationSettings {
   id: string
@@ -40,6 +41,16 @@ interface Catalogue {
 
 type OrganisationEntry = { settings: OrganisationSettings; allowed: ReadonlySet<string> | undefined }
 
+/** The pricing inputs of one organisation, and the loaded catalogue and FX table they were made from. */
+interface OrganisationReference {
+  catalogue: Catalogue
+  fx: FxTable
+  reference: ReferenceData
+}
+
+/** Quote plans kept (src/services/quote-plans.ts): far more than the contexts an API process prices in a few seconds. */
+const QUOTE_PLANS_MAX = 1_000
+
 /** What an allocation's profit share reads of its organisation's chain, root first. */
 export interface ProfitShareChain {
   settlementModel: SettlementModel
@@ -55,6 +66,10 @@ export class ReferenceDataCache {
   private readonly fx: Cache<Promise<FxInUse>>
   private readonly chains: Cache<Promise<ProfitShareChain>>
   private lastFx: FxInUse | undefined
+  /** By the loaded organisation entry: one ReferenceData object for as long as its entry, catalogue and FX table stay. */
+  private readonly references = new WeakMap<OrganisationEntry, OrganisationReference>()
+  /** Quote plans, each used only with the ReferenceData object it was made from (forOrganisation). */
+  readonly plans = new QuotePlans(QUOTE_PLANS_MAX)
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -148,14 +163,21 @@ export class ReferenceDataCache {
     return (await this.loadOrganisation(organisationId)).settings
   }
 
-  /** Pricing inputs for one organisation: its settings, and the catalogue narrowed to its partners. */
+  /**
+   * Pricing inputs for one organisation: its settings, and the catalogue narrowed to its partners. The same
+   * ReferenceData object comes back for as long as the organisation's settings, the catalogue and the FX table are
+   * the ones loaded (within the cache's TTL), and a new object once any of them is loaded again: quote plans are kept
+   * by it (src/services/quote-plans.ts).
+   */
   async forOrganisation(organisationId: string): Promise<{ settings: OrganisationSettings; reference: ReferenceData }> {
-    const [{ settings, allowed }, catalogue, fx] = await Promise.all([
-      this.loadOrganisation(organisationId),
-      this.loadCatalogue(),
-      this.fxInUse(),
-    ])
-    const partners = allowed ? catalogue.partners.filter((p) => allowed.has(p.id)) : catalogue.partners
-    return { settings, reference: { factors: catalogue.factors, fx: fx.table, partners, projects: catalogue.projects } }
+    const [entry, catalogue, fx] = await Promise.all([this.loadOrganisation(organisationId), this.loadCatalogue(), this.fxInUse()])
+    let kept = this.references.get(entry)
+    if (kept === undefined || kept.catalogue !== catalogue || kept.fx !== fx.table) {
+      const { allowed } = entry
+      const partners = allowed ? catalogue.partners.filter((p) => allowed.has(p.id)) : catalogue.partners
+      kept = { catalogue, fx: fx.table, reference: { factors: catalogue.factors, fx: fx.table, partners, projects: catalogue.projects } }
+      this.references.set(entry, kept)
+    }
+    return { settings: entry.settings, reference: kept.reference }
   }
 }

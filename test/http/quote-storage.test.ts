@@ -10,7 +10,7 @@ import { DEMO_CREDIT_PROJECTS, DEMO_IMPACT_PARTNERS } from '../../src/domain/dat
 import { DEFAULT_EMISSION_FACTORS } from '../../src/domain/data/emission-factors.js'
 import { indexFactors } from '../../src/domain/footprint.js'
 import { REFERENCE_FX_RATES } from '../../src/domain/fx.js'
-import { priceQuote } from '../../src/domain/pricing.js'
+import { planQuote, priceQuote } from '../../src/domain/pricing.js'
 import type { ImpactType, LockedQuote } from '../../src/domain/types.js'
 import { presentQuote } from '../../src/http/presenters/quotes.js'
 import { FLORIST_EXAMPLE } from '../../src/http/schemas/quotes.js'
@@ -252,5 +252,56 @@ describe('the row of a typical quote', () => {
       t.db,
     )
     expect(Number(rows[0]?.size)).toBeLessThanOrEqual(TYPICAL_ROW_MAX_BYTES)
+  })
+})
+
+describe("a snapshot of quotes priced from one plan (kept by the plan's objects)", () => {
+  const context = {
+    impactType: 'carbon' as const,
+    currencyCode: 'GBP',
+    mcc: '5992',
+    merchant: { countryCode: 'GBR' },
+    consumer: { countryCode: 'GBR' },
+    locale: 'en-GB',
+    matchConsumerLocation: false,
+    serviceFeeRate: '0.2',
+    date: '2026-11-23',
+  }
+  const plan = planQuote(context, reference)
+  const priced = (amount: string, impactType: ImpactType = 'carbon') =>
+    priceQuote({ ...context, impactType, amount }, reference, impactType === 'carbon' ? () => plan : undefined)
+  /** The snapshot of the same content in objects of its own: nothing kept applies to it. */
+  const afresh = (locked: LockedQuote) => snapshotOf(structuredClone(locked))
+
+  it('is the snapshot of its content, whichever quote of the plan asked first', () => {
+    const amounts = ['47.97', '0.01', '3.50', '98765.43', '47.97', '1.00', '0.01']
+    const quotes = amounts.map((amount) => priced(amount))
+    for (const quote of quotes) {
+      expect(quote.provenance).toBe(plan.provenance)
+      expect(snapshotOf(quote)).toEqual(afresh(quote))
+    }
+    // Another sentence for the same plan (as another plural would give): another template, another snapshot.
+    const first = quotes[0] as LockedQuote
+    const [car, ...others] = first.equivalents
+    if (!car) throw new Error('a carbon quote has equivalents')
+    const other: LockedQuote = { ...first, equivalents: [{ ...car, description: `About ${car.value} mile.` }, ...others] }
+    expect(snapshotOf(other)).toEqual(afresh(other))
+    expect(snapshotOf(other).id).not.toBe(snapshotOf(first).id)
+    expect(snapshotOf(priced('2.00', 'nature'))).toEqual(afresh(priced('2.00', 'nature')))
+  })
+
+  it('is made again when the same provenance object comes with other partners or projects', () => {
+    const quote = priced('47.97')
+    const kept = snapshotOf(quote)
+    const otherPartners: LockedQuote = { ...quote, partners: quote.partners.slice(1) }
+    expect(snapshotOf(otherPartners)).toEqual(afresh(otherPartners))
+    expect(snapshotOf(otherPartners).id).not.toBe(kept.id)
+    const credits = quote.credits
+    if (!credits) throw new Error('a carbon quote has credits')
+    const otherProjects: LockedQuote = { ...quote, credits: { ...credits, projects: credits.projects.slice(1) } }
+    expect(snapshotOf(otherProjects)).toEqual(afresh(otherProjects))
+    expect(snapshotOf(otherProjects).id).not.toBe(kept.id)
+    // And back: the first quote's snapshot is still its own.
+    expect(snapshotOf(quote)).toEqual(kept)
   })
 })

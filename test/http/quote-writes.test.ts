@@ -1,10 +1,12 @@
 // The quote write path: quotes and the sessions some of them back, in one statement, against a real database.
 import { createHash, randomUUID } from 'node:crypto'
+import type { Kysely, QueryCreator } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Database } from '../../src/db/database.js'
 import type { DatabaseHandle } from '../../src/db/connect.js'
-import { insertQuotes } from '../../src/db/repositories/quote-writes.js'
-import { findQuoteById, snapshotOf, type Quote } from '../../src/db/repositories/quotes.js'
-import { findSessionWithQuote, type Session } from '../../src/db/repositories/sessions.js'
+import { insertQuotes, quoteWritesStatement, type QuoteWrite } from '../../src/db/repositories/quote-writes.js'
+import { findQuoteById, quoteRows, snapshotOf, type Quote } from '../../src/db/repositories/quotes.js'
+import { findSessionWithQuote, sessionToRow, type Session } from '../../src/db/repositories/sessions.js'
 import { DEMO_CREDIT_PROJECTS, DEMO_IMPACT_PARTNERS } from '../../src/domain/data/demo-catalogue.js'
 import { DEFAULT_EMISSION_FACTORS } from '../../src/domain/data/emission-factors.js'
 import { indexFactors } from '../../src/domain/footprint.js'
@@ -147,5 +149,70 @@ describe('insertQuotes', () => {
       ),
     ).rejects.toThrow()
     expect(await findQuoteById(handle.db, quote.id)).toBeUndefined()
+  })
+})
+
+/** The statement as Kysely's builder makes it (how insertQuotes built it before its text was written by hand). */
+function builtByKysely(db: Kysely<Database>, writes: readonly QuoteWrite[], isStored: (id: string) => boolean) {
+  const { rows, snapshots } = quoteRows(
+    writes.map((w) => w.quote),
+    isStored,
+  )
+  const sessions = writes.flatMap((w) => (w.session ? [sessionToRow(w.session)] : []))
+  const insertSnapshots = (qb: QueryCreator<Database>) =>
+    qb
+      .insertInto('quote_snapshots')
+      .values(snapshots)
+      .onConflict((oc) => oc.column('id').doNothing())
+  if (sessions.length === 0 && snapshots.length === 0) return db.insertInto('quotes').values(rows).compile()
+  if (sessions.length === 0) return db.with('snapshots', insertSnapshots).insertInto('quotes').values(rows).compile()
+  if (snapshots.length === 0) {
+    return db
+      .with('quotes_written', (qb) => qb.insertInto('quotes').values(rows))
+      .insertInto('sessions')
+      .values(sessions)
+      .compile()
+  }
+  return db
+    .with('snapshots', insertSnapshots)
+    .with('quotes_written', (qb) => qb.insertInto('quotes').values(rows))
+    .insertInto('sessions')
+    .values(sessions)
+    .compile()
+}
+
+describe('the statement of a batch', () => {
+  it("is Kysely's own, text and parameters, for every shape (new snapshots or not, sessions or not, 1 to 40 quotes)", () => {
+    const checkout = (quote: Quote) => sessionFor(quote, 'checkout')
+    const cases: [string, QuoteWrite[], (id: string) => boolean][] = []
+    for (const count of [1, 2, 7, 40]) {
+      const quotes = Array.from({ length: count }, (_, i) => newQuote(`${i + 1}.${String(i % 100).padStart(2, '0')}`))
+      // Other locales give other snapshots: several new ones in one batch.
+      const mixed = quotes.map((quote, i) => (i % 3 === 1 ? { ...quote, locked: { ...quote.locked, locale: 'de-DE' } } : quote))
+      cases.push(
+        ['quotes only', quotes.map((quote) => ({ quote, session: null })), () => true],
+        ['quotes and snapshots', mixed.map((quote) => ({ quote, session: null })), () => false],
+        ['quotes and sessions', quotes.map((quote, i) => ({ quote, session: i % 2 === 0 ? checkout(quote) : null })), () => true],
+        ['all three', mixed.map((quote) => ({ quote, session: checkout(quote) })), () => false],
+      )
+    }
+    for (const [label, writes, isStored] of cases) {
+      const expected = builtByKysely(handle.db, writes, isStored)
+      const { statement } = quoteWritesStatement(writes, isStored)
+      expect(statement.sql, `${label}, ${writes.length}`).toBe(expected.sql)
+      expect(statement.parameters, `${label}, ${writes.length}`).toEqual(expected.parameters)
+    }
+  })
+
+  it('stores a batch of every shape', async () => {
+    const quotes = Array.from({ length: 4 }, (_, i) => newQuote(`${i + 5}.00`))
+    const [a, b, c, d] = quotes as [Quote, Quote, Quote, Quote]
+    const session = sessionFor(c, 'post-purchase')
+    await insertQuotes(handle.db, [{ quote: a, session: null }], () => true)
+    await insertQuotes(handle.db, [{ quote: b, session: null }], () => false)
+    await insertQuotes(handle.db, [{ quote: c, session }], () => true)
+    await insertQuotes(handle.db, [{ quote: d, session: sessionFor(d, 'checkout') }], () => false)
+    for (const quote of quotes) expect(await findQuoteById(handle.db, quote.id)).toEqual(quote)
+    expect(await findSessionWithQuote(handle.db, session.id)).toEqual({ session, quote: c })
   })
 })

@@ -96,15 +96,43 @@ function sharedOf(locked: LockedQuote): SharedLockedQuote {
   }
 }
 
+const NO_PROJECTS: QuoteSnapshotBody['projects'] = Object.freeze([]) as unknown as QuoteSnapshotBody['projects']
+
+/** The snapshots made from one provenance object, with the partners and projects they were made with. */
+interface SnapshotsOf {
+  partners: LockedQuote['partners']
+  projects: QuoteSnapshotBody['projects']
+  /** By the JSON of `shared`. */
+  byShared: Map<string, QuoteSnapshot>
+}
+
+/**
+ * Quotes priced from one plan share their provenance, partners and projects objects (src/domain/pricing.ts, QuotePlan),
+ * and their snapshots differ at most in `shared` (an equivalent's template follows its number's plural). So a snapshot
+ * is kept by its provenance object (weakly: gone with the plan's quotes), checked against its partners and projects
+ * objects, and by the JSON of its `shared`: the ~5 KB body is serialised and hashed once, not per quote. Locked quotes
+ * are never mutated (src/domain/pricing.ts), so the same objects always give the same body.
+ */
+const snapshotsByProvenance = new WeakMap<LockedQuote['provenance'], SnapshotsOf>()
+/** Distinct `shared` kept per provenance object; past it, snapshots are made without keeping them. */
+const SHARED_PER_PROVENANCE_MAX = 64
+
 /** The shared part of a locked quote, as stored in quote_snapshots. */
 export function snapshotOf(locked: LockedQuote): QuoteSnapshot {
-  const body = JSON.stringify({
-    partners: locked.partners,
-    projects: locked.credits?.projects ?? [],
-    provenance: locked.provenance,
-    shared: sharedOf(locked),
-  } satisfies QuoteSnapshotBody)
-  return { id: createHash('sha256').update(body).digest('hex'), body }
+  const projects = locked.credits?.projects ?? NO_PROJECTS
+  const shared = sharedOf(locked)
+  const sharedJson = JSON.stringify(shared)
+  let kept = snapshotsByProvenance.get(locked.provenance)
+  if (kept === undefined || kept.partners !== locked.partners || kept.projects !== projects) {
+    kept = { partners: locked.partners, projects, byShared: new Map() }
+    snapshotsByProvenance.set(locked.provenance, kept)
+  }
+  const hit = kept.byShared.get(sharedJson)
+  if (hit !== undefined) return hit
+  const body = JSON.stringify({ partners: locked.partners, projects, provenance: locked.provenance, shared } satisfies QuoteSnapshotBody)
+  const snapshot = { id: createHash('sha256').update(body).digest('hex'), body }
+  if (kept.byShared.size < SHARED_PER_PROVENANCE_MAX) kept.byShared.set(sharedJson, snapshot)
+  return snapshot
 }
 
 /** quotes.locked: what only this quote locked (the rest is in its snapshot). */

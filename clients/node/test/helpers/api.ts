@@ -22,12 +22,32 @@ export class DatabaseOutage implements KyselyPlugin {
     this.#remaining = count
   }
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    this.#failIfDown()
+    return args.node
+  }
+  #failIfDown(): void {
     if (this.#remaining > 0) {
       this.#remaining--
       this.failed++
       throw Object.assign(new Error('connect ECONNREFUSED (test outage)'), { code: 'ECONNREFUSED' })
     }
-    return args.node
+  }
+  /**
+   * `db` whose executeQuery of an already compiled statement (CompiledQuery.raw: the quote batch insert, prepared
+   * statements) fails in the outage too; no plugin sees those, as they are compiled already.
+   */
+  guard(db: Kysely<Database>): Kysely<Database> {
+    return new Proxy(db, {
+      get: (target, prop) => {
+        const value: unknown = Reflect.get(target, prop, target)
+        if (typeof value !== 'function') return value
+        if (prop !== 'executeQuery') return value.bind(target)
+        return (query: { compile?: unknown }, ...rest: unknown[]) => {
+          if (typeof query.compile !== 'function') this.#failIfDown()
+          return value.call(target, query, ...rest)
+        }
+      },
+    })
   }
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
     return args.result
@@ -47,7 +67,7 @@ export async function startApi(env: Record<string, string> = {}): Promise<TestAp
   const database = await createTestDatabase()
   const handle = await database.open()
   const outage = new DatabaseOutage()
-  const db = handle.db.withPlugin(outage)
+  const db = outage.guard(handle.db.withPlugin(outage))
   const faulty: DatabaseHandle = { db, reads: db, backend: handle.backend, close: () => handle.close() }
   const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent', ...env }), database: faulty })
   await app.listen({ port: 0, host: '127.0.0.1' })
