@@ -6,16 +6,13 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LegacyLockedQuote, QuoteSnapshotBody } from '../../src/db/database.js'
 import { findQuoteById, quoteFromRow, quoteToRow, snapshotOf, type Quote } from '../../src/db/repositories/quotes.js'
-import { DEMO_CREDIT_PROJECTS, DEMO_IMPACT_PARTNERS } from '../../src/domain/data/demo-catalogue.js'
-import { DEFAULT_EMISSION_FACTORS } from '../../src/domain/data/emission-factors.js'
-import { indexFactors } from '../../src/domain/footprint.js'
-import { REFERENCE_FX_RATES } from '../../src/domain/fx.js'
 import { planQuote, priceQuote } from '../../src/domain/pricing.js'
 import type { ImpactType, LockedQuote } from '../../src/domain/types.js'
 import { presentQuote } from '../../src/http/presenters/quotes.js'
 import { FLORIST_EXAMPLE } from '../../src/http/schemas/quotes.js'
 import { client, createTestApp, type TestApp } from '../helpers/app.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
+import { DEMO_REFERENCE as reference, quoteInput } from '../unit/domain/fixtures.js'
 
 /**
  * The bound on a typical quote's row (pg_column_size of the whole row): 737 B measured (request 511, locked 73), 1,897 B
@@ -34,28 +31,18 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-const reference = {
-  factors: indexFactors(DEFAULT_EMISSION_FACTORS),
-  fx: REFERENCE_FX_RATES,
-  partners: DEMO_IMPACT_PARTNERS,
-  projects: DEMO_CREDIT_PROJECTS,
-}
-
 function pricedQuote(impactType: ImpactType, amount: string, currencyCode: string, locale: string, country = 'GBR'): Quote {
   const organisationId = randomUUID()
   const locked = priceQuote(
-    {
+    quoteInput({
       impactType,
       amount,
       currencyCode,
-      mcc: '5992',
       merchant: { countryCode: country },
       consumer: { countryCode: country },
       locale,
-      matchConsumerLocation: false,
-      serviceFeeRate: '0.2',
       date: '2026-11-23',
-    },
+    }),
     reference,
   )
   return {
@@ -256,17 +243,7 @@ describe('the row of a typical quote', () => {
 })
 
 describe("a snapshot of quotes priced from one plan (kept by the plan's objects)", () => {
-  const context = {
-    impactType: 'carbon' as const,
-    currencyCode: 'GBP',
-    mcc: '5992',
-    merchant: { countryCode: 'GBR' },
-    consumer: { countryCode: 'GBR' },
-    locale: 'en-GB',
-    matchConsumerLocation: false,
-    serviceFeeRate: '0.2',
-    date: '2026-11-23',
-  }
+  const { amount: _, ...context } = quoteInput({ date: '2026-11-23' })
   const plan = planQuote(context, reference)
   const priced = (amount: string, impactType: ImpactType = 'carbon') =>
     priceQuote({ ...context, impactType, amount }, reference, impactType === 'carbon' ? () => plan : undefined)

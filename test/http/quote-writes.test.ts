@@ -7,13 +7,10 @@ import type { DatabaseHandle } from '../../src/db/connect.js'
 import { insertQuotes, quoteWritesStatement, type QuoteWrite } from '../../src/db/repositories/quote-writes.js'
 import { findQuoteById, quoteRows, snapshotOf, type Quote } from '../../src/db/repositories/quotes.js'
 import { findSessionWithQuote, sessionToRow, type Session } from '../../src/db/repositories/sessions.js'
-import { DEMO_CREDIT_PROJECTS, DEMO_IMPACT_PARTNERS } from '../../src/domain/data/demo-catalogue.js'
-import { DEFAULT_EMISSION_FACTORS } from '../../src/domain/data/emission-factors.js'
-import { indexFactors } from '../../src/domain/footprint.js'
-import { REFERENCE_FX_RATES } from '../../src/domain/fx.js'
 import { priceQuote } from '../../src/domain/pricing.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js'
 import { createOrg, floristQuote, importDemoCatalogue } from '../helpers/factories.js'
+import { DEMO_REFERENCE as reference, quoteInput } from '../unit/domain/fixtures.js'
 
 let database: TestDatabase
 let handle: DatabaseHandle
@@ -30,13 +27,6 @@ afterAll(async () => {
   await database.drop()
 })
 
-const reference = {
-  factors: indexFactors(DEFAULT_EMISSION_FACTORS),
-  fx: REFERENCE_FX_RATES,
-  partners: DEMO_IMPACT_PARTNERS,
-  projects: DEMO_CREDIT_PROJECTS,
-}
-
 function newQuote(amount: string): Quote {
   const request = {
     ...floristQuote(organisationId),
@@ -44,21 +34,7 @@ function newQuote(amount: string): Quote {
     responseOptions: { includeImpactPartnerDetails: false, includeImpactPartnerRates: false },
     origin: 'quote' as const,
   }
-  const locked = priceQuote(
-    {
-      impactType: 'carbon',
-      amount,
-      currencyCode: 'GBP',
-      mcc: '5992',
-      merchant: { countryCode: 'GBR' },
-      consumer: { countryCode: 'GBR' },
-      locale: 'en-GB',
-      matchConsumerLocation: false,
-      serviceFeeRate: '0.2',
-      date: '2026-11-23',
-    },
-    reference,
-  )
+  const locked = priceQuote(quoteInput({ amount, date: '2026-11-23' }), reference)
   return {
     id: randomUUID(),
     organisationId,

@@ -2,6 +2,7 @@
 import type { CreditProject, ImpactPartner, SectionTaxRates } from '../../../src/domain/types.js'
 import type { QuoteInput, ReferenceData } from '../../../src/domain/pricing.js'
 import { DEFAULT_EMISSION_FACTORS } from '../../../src/domain/data/emission-factors.js'
+import { DEMO_CREDIT_PROJECTS, DEMO_IMPACT_PARTNERS } from '../../../src/domain/data/demo-catalogue.js'
 import { REFERENCE_FX_RATES } from '../../../src/domain/fx.js'
 import { indexFactors } from '../../../src/domain/footprint.js'
 import { Decimal } from '../../../src/domain/money.js'
@@ -48,6 +49,14 @@ export function referenceData(projects: readonly CreditProject[], extraPartners:
     partners: [CREDITS_PARTNER, ...CONTRIBUTION_PARTNERS, ...extraPartners],
     projects,
   }
+}
+
+/** The demo catalogue (what `catalogue import --demo` loads) with default factors and FX, as pricing reads it. */
+export const DEMO_REFERENCE: ReferenceData = {
+  factors: indexFactors(DEFAULT_EMISSION_FACTORS),
+  fx: REFERENCE_FX_RATES,
+  partners: DEMO_IMPACT_PARTNERS,
+  projects: DEMO_CREDIT_PROJECTS,
 }
 
 export function quoteInput(overrides: Partial<QuoteInput> = {}): QuoteInput {
