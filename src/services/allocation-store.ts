@@ -1,6 +1,6 @@
-// Where allocations are kept. Concurrent Idempotency-Key lookups share one query, and concurrent inserts
-// (those without a tax receipt) share one multi-row INSERT; every caller is answered only after the
-// statement holding its item has completed, so nothing is acknowledged before it is committed.
+// Where allocations are kept. Concurrent inserts (those without a tax receipt) share one statement, and so do
+// concurrent Idempotency-Key lookups; every caller is answered only after the statement holding its item has
+// completed, so nothing is acknowledged before it is committed.
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import {
@@ -10,6 +10,8 @@ import {
   insertAllocationWithReceipt,
   insertReversal,
   type Allocation,
+  type AllocationDraft,
+  type AllocationWrite,
   type NewTaxReceipt,
   type Reversal,
 } from '../db/repositories/allocations.js'
@@ -23,7 +25,7 @@ export interface IdempotencyKeyRef {
 
 export class AllocationStore {
   private readonly keys: Batcher<IdempotencyKeyRef, Allocation | undefined>
-  private readonly writer: Batcher<{ allocation: Allocation; event: RecordEventDraft }, boolean>
+  private readonly writer: Batcher<AllocationDraft, AllocationWrite>
 
   constructor(private readonly db: Kysely<Database>) {
     this.keys = new Batcher((refs) => findAllocationsByKeys(this.db, refs))
@@ -35,9 +37,12 @@ export class AllocationStore {
     return this.keys.submit(ref)
   }
 
-  /** Writes the allocation (with its receipt and its webhook event, in the same statement); false when the key was already used. */
-  insert(allocation: Allocation, receipt: NewTaxReceipt | null, event: RecordEventDraft): Promise<boolean> {
-    return receipt ? insertAllocationWithReceipt(this.db, allocation, receipt, event) : this.writer.submit({ allocation, event })
+  /**
+   * Writes the allocation (with its receipt and its webhook event, in the same statement) unless its key was already
+   * used; then says so, with the allocation stored for the key when the statement could see it.
+   */
+  insert(draft: AllocationDraft, receipt: NewTaxReceipt | null): Promise<AllocationWrite> {
+    return receipt ? insertAllocationWithReceipt(this.db, draft, receipt) : this.writer.submit(draft)
   }
 
   findById(id: string): Promise<Allocation | undefined> {

@@ -3,11 +3,12 @@
 // leaves either all of it or nothing, and Postgres' unique key decides concurrent duplicates.
 import { createHash } from 'node:crypto'
 import type { Clock } from '../clock.js'
-import type { Allocation, NewTaxReceipt } from '../db/repositories/allocations.js'
+import type { Allocation, AllocationDraft, AllocationWrite, NewTaxReceipt } from '../db/repositories/allocations.js'
 import { reverseAllocation, splitAllocation } from '../domain/allocation.js'
 import { formatDecimal, parseDecimal } from '../domain/money.js'
 import { serviceFeeOf, splitProfitShare, type ProfitShareSplit } from '../domain/profit-share.js'
 import type { AllocationSplit } from '../domain/types.js'
+import { DomainError } from '../domain/errors.js'
 import { AppError, notFound } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import type { AccessResolver, Principal } from './access.js'
@@ -126,6 +127,11 @@ const inUse = (): AppError =>
  * request returns the original allocation; with a different request → IDEMPOTENCY_KEY_REUSED; a duplicate
  * still in flight after the lock timeout → IDEMPOTENCY_KEY_IN_USE. Requests that fail validation are not
  * remembered.
+ *
+ * New allocations first: the write itself finds a key already used, and answers with what was stored for it, so a
+ * new allocation costs one statement (docs/write-costs.md, "One statement per new allocation"). A replay is priced
+ * again before it is recognised, and anything pricing refuses (the quote past its retention, say) is refused only
+ * once the key is known to be unused: a replay answers what its first request was answered, whatever has changed.
  */
 export async function allocateFunds(
   deps: AllocationDeps,
@@ -137,10 +143,47 @@ export async function allocateFunds(
   checkShape(input)
   const requestHash = requestHashOf(input)
   const keyRef = { organisationId: input.organisationId, idempotencyKey }
-  // Replays first: one indexed read (shared with concurrent requests), no pricing.
-  const used = await deps.allocations.findByKey(keyRef)
-  if (used) return replayOrRefuse(used, requestHash, deps.metrics)
+  let draft: { draft: AllocationDraft; receipt: NewTaxReceipt | null }
+  try {
+    draft = await draftAllocation(deps, principal, input, idempotencyKey, requestHash)
+  } catch (error) {
+    // A refusal of this request (not a failure to price it) is given only to a key not used yet.
+    if (error instanceof AppError || error instanceof DomainError) {
+      const used = await deps.allocations.findByKey(keyRef)
+      if (used) return replayOrRefuse(used, requestHash, deps.metrics)
+    }
+    throw error
+  }
+  const { allocation } = draft.draft
+  // Losing a race to a duplicate means replaying its result; if that writer rolled back, try again.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let write: AllocationWrite
+    try {
+      write = await deps.allocations.insert(draft.draft, draft.receipt)
+    } catch (error) {
+      if (isLockTimeout(error)) throw inUse()
+      throw error
+    }
+    if (write.written) {
+      deps.webhooks.wake()
+      deps.metrics.allocationCreated(allocation.currencyCode)
+      return { allocation, replayed: false }
+    }
+    // Not seen by the write: taken by a writer it waited for, or earlier in its own batch.
+    const stored = write.stored ?? (await deps.allocations.findByKey(keyRef))
+    if (stored) return replayOrRefuse(stored, requestHash, deps.metrics)
+  }
+  throw inUse()
+}
 
+/** The allocation a request makes (with its event and, when asked for, its tax receipt), or the refusal of its pricing. */
+async function draftAllocation(
+  deps: AllocationDeps,
+  principal: Principal,
+  input: AllocationInput,
+  idempotencyKey: string,
+  requestHash: Buffer,
+): Promise<{ draft: AllocationDraft; receipt: NewTaxReceipt | null }> {
   const quote = await getQuote(deps, principal, input.quoteId)
   // An allocation is recorded for the quote's own organisation, within the quote's retention.
   if (quote.organisationId !== input.organisationId) throw notFound('quote')
@@ -205,24 +248,7 @@ export async function allocateFunds(
     createdAt: allocation.createdAt,
     footprint: quote.locked.footprint,
   })
-  // Losing a race to a duplicate means replaying its result; if that writer rolled back, try again.
-  for (let attempt = 0; attempt < 3; attempt++) {
-    let inserted: boolean
-    try {
-      inserted = await deps.allocations.insert(allocation, receipt, event)
-    } catch (error) {
-      if (isLockTimeout(error)) throw inUse()
-      throw error
-    }
-    if (inserted) {
-      deps.webhooks.wake()
-      deps.metrics.allocationCreated(allocation.currencyCode)
-      return { allocation, replayed: false }
-    }
-    const stored = await deps.allocations.findByKey(keyRef)
-    if (stored) return replayOrRefuse(stored, requestHash, deps.metrics)
-  }
-  throw inUse()
+  return { draft: { allocation, event }, receipt }
 }
 
 /**

@@ -2,14 +2,13 @@
 // Idempotency-Key is unique per organisation, and a CHECK makes Postgres refuse entries that do not sum to
 // the amounts paid. An allocation, its entries, its profit-share lines (a column of its row), its tax-receipt outbox
 // row, its webhook event and its partner rows (impact_record_partners) are written by one statement.
-import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { CompiledQuery, sql, type Kysely } from 'kysely'
 import { formatMinorUnits, minorUnitsOf, parseDecimal, toMinorUnits } from '../../domain/money.js'
 import { serviceFeeOf, type ProfitShareLine, type ProfitShareSplit } from '../../domain/profit-share.js'
 import type { AllocationEntryAmounts, AllocationSplit, ContributionAllocationEntry, CreditAllocationEntry } from '../../domain/types.js'
 import type {
   AllocationRow,
   Database,
-  NewAllocationRow,
   StoredAllocationEntry,
   StoredContributionEntry,
   StoredCreditEntry,
@@ -19,7 +18,8 @@ import type {
   StoredProfitShareLine,
   TaxReceiptPayload,
 } from '../database.js'
-import { insertWithEvents, type RecordEventDraft } from './webhooks.js'
+import { prepared } from '../prepared.js'
+import { eventWritesText, insertWithEvents, type RecordEventDraft } from './webhooks.js'
 
 export interface Allocation {
   id: string
@@ -157,25 +157,6 @@ export function decodeProfitShare(stored: StoredProfitShare, fundsCurrencyCode: 
 export const profitShareOf = (stored: StoredProfitShare | null, split: AllocationSplit): ProfitShareSplit | null =>
   stored === null ? null : decodeProfitShare(stored, split.currencyCode, serviceFeeOf(split))
 
-const allocationColumns = (a: Allocation): Omit<NewAllocationRow, 'root_organisation_id'> => ({
-  id: a.id,
-  organisation_id: a.organisationId,
-  quote_id: a.quoteId,
-  idempotency_key: a.idempotencyKey,
-  request_hash: a.requestHash,
-  currency_code: a.currencyCode,
-  credits_amount: a.creditsAmount,
-  contribution_amount: a.contributionAmount,
-  tax_liability: a.taxLiability,
-  issue_tax_receipt: a.issueTaxReceipt,
-  entries: JSON.stringify(entriesOf(a.split)),
-  created_at: a.createdAt,
-  collection_organisation_id: a.collectionOrganisationId,
-  consumer_reference: a.consumerReference,
-  merchant: a.merchant === null ? null : JSON.stringify(a.merchant),
-  profit_share: a.profitShare === null ? null : JSON.stringify(encodeProfitShare(a.profitShare, a.currencyCode)),
-})
-
 const allocationFromRow = (row: AllocationRow): Allocation => {
   const split = splitOf(row.currency_code, row.entries)
   return {
@@ -203,18 +184,23 @@ const allocationFromRow = (row: AllocationRow): Allocation => {
  * indexes"): one per distinct impact partner of the record's lines, so they exist only if the record was written.
  * `written` returns the allocations' rows (with their entries), or the reversals' (lines read from their allocation).
  * A line's impact partner is its element 1 (database.ts, StoredAllocationEntry). Raw SQL: a data-modifying CTE over the
- * insert's RETURNING and jsonb_array_elements.
+ * insert's RETURNING and jsonb_array_elements. Plain text (no parameters), so that it can be part of a prepared text.
  */
-const partnerRows = (of: 'allocations' | 'reversals') => sql`
+const partnerRowsText = (of: 'allocations' | 'reversals') => `
   written_partners AS (
     INSERT INTO impact_record_partners (impact_partner_id, root_organisation_id, funds_date_time, record_id, organisation_id, allocation_id,
       allocation_created_at)
     SELECT DISTINCT (e.entry->>1)::uuid, w.root_organisation_id, w.created_at, w.id, w.organisation_id,
-      ${of === 'allocations' ? sql`w.id, w.created_at` : sql`w.allocation_id, w.allocation_created_at`}
+      ${of === 'allocations' ? 'w.id, w.created_at' : 'w.allocation_id, w.allocation_created_at'}
     FROM written w
-    ${of === 'allocations' ? sql`` : sql`JOIN allocations a ON a.id = w.allocation_id AND a.created_at = w.allocation_created_at`}
-    CROSS JOIN LATERAL jsonb_array_elements(${of === 'allocations' ? sql`w.entries` : sql`a.entries`}) AS e(entry)
+    ${of === 'allocations' ? '' : 'JOIN allocations a ON a.id = w.allocation_id AND a.created_at = w.allocation_created_at'}
+    CROSS JOIN LATERAL jsonb_array_elements(${of === 'allocations' ? 'w.entries' : 'a.entries'}) AS e(entry)
   )`
+
+/** The columns an allocation is read from (allocationFromRow), named: a prepared statement's result must not change. */
+const ALLOCATION_COLUMNS =
+  'id, organisation_id, quote_id, idempotency_key, request_hash, currency_code, credits_amount, contribution_amount, tax_liability, ' +
+  'issue_tax_receipt, entries, created_at, collection_organisation_id, consumer_reference, merchant, profit_share'
 
 /**
  * Looks up several (organisation, key) pairs in one statement; one result per pair, in order. The keys table names each
@@ -246,92 +232,136 @@ export async function findAllocationsByKeys(
   })
 }
 
-/** The columns of an allocation row, in the order of allocationDrafts' VALUES. */
-const DRAFT_COLUMNS = sql.raw(
-  'id, organisation_id, quote_id, idempotency_key, request_hash, currency_code, credits_amount, contribution_amount, tax_liability, ' +
-    'issue_tax_receipt, entries, created_at, collection_organisation_id, consumer_reference, merchant, profit_share',
-)
+/** What writing an allocation found: written, or its key already taken (with the allocation stored for it, if seen). */
+export type AllocationWrite = { written: true } | { written: false; stored: Allocation | undefined }
+
+/** An item of an allocation write: the allocation, the webhook event of its creation and, rarely, a tax receipt. */
+export interface AllocationDraft {
+  allocation: Allocation
+  event: RecordEventDraft
+}
 
 /**
- * The CTEs that write allocations exactly once per (organisation, Idempotency-Key): `allocation_drafts` (the rows, typed),
- * `keyed` (the keys this statement took: ON CONFLICT DO NOTHING on the keys table's primary key, where a concurrent
- * duplicate waits for the first writer, bounded by lock_timeout, and then takes nothing; within one batch the first
- * row wins) and `written` (the allocations of the keys taken, each with the top of its tree found by the INSERT
- * itself). Raw SQL: data-modifying CTEs over a VALUES list.
+ * The allocation statement: one text for any number of allocations (their rows are one JSON parameter), so every
+ * connection parses it once and Postgres keeps one plan for it (src/db/prepared.ts): parsing and planning these CTEs
+ * over partitioned tables cost Postgres more than running them. Its CTEs: `allocation_drafts` (the rows, in order); `keyed` (the keys
+ * this statement took: ON CONFLICT DO NOTHING on the keys table's primary key, where a concurrent duplicate waits for
+ * the first writer, bounded by lock_timeout, and then takes nothing; within one statement the first row wins);
+ * `written` (the allocations of the keys taken, each with the top of its tree found by the INSERT itself); their
+ * partner rows, their webhook events and deliveries; and, per draft whose key was taken before this statement began,
+ * the allocation stored for it (`stored`: the statement's snapshot does not see its own writes, so a draft it wrote
+ * finds nothing there). With a receipt, one allocation and its tax-receipt outbox row.
  */
-function allocationWrites(allocations: readonly Allocation[]): RawBuilder<unknown> {
-  const draft = (a: Allocation) => {
-    const c = allocationColumns(a)
-    return sql`(${c.id}::uuid, ${c.organisation_id}::uuid, ${c.quote_id}::uuid, ${c.idempotency_key}::text, ${c.request_hash}::bytea,
-      ${c.currency_code}::text, ${c.credits_amount ?? null}::numeric, ${c.contribution_amount ?? null}::numeric, ${c.tax_liability}::text,
-      ${c.issue_tax_receipt}::boolean, ${c.entries}::jsonb, ${c.created_at}::timestamptz, ${c.collection_organisation_id}::uuid,
-      ${c.consumer_reference ?? null}::text, ${c.merchant ?? null}::jsonb, ${c.profit_share ?? null}::jsonb)`
-  }
-  return sql`
-    allocation_drafts (${DRAFT_COLUMNS}) AS (VALUES ${sql.join(allocations.map(draft))}),
+const allocationStatementText = (withReceipt: boolean): string => `WITH RECURSIVE
+    allocation_drafts AS (
+      SELECT (r->>0)::uuid AS id, (r->>1)::uuid AS organisation_id, (r->>2)::uuid AS quote_id, r->>3 AS idempotency_key,
+        decode(r->>4, 'hex') AS request_hash, r->>5 AS currency_code, (r->>6)::numeric AS credits_amount,
+        (r->>7)::numeric AS contribution_amount, r->>8 AS tax_liability, (r->>9)::boolean AS issue_tax_receipt, r->10 AS entries,
+        (r->>11)::timestamptz AS created_at, (r->>12)::uuid AS collection_organisation_id, r->>13 AS consumer_reference,
+        nullif(r->14, 'null') AS merchant, nullif(r->15, 'null') AS profit_share, (r->>16)::uuid AS event_id,
+        (r->>17)::numeric AS quote_co2e_grams, n
+      FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS t(r, n)
+    ),
     keyed AS (
       INSERT INTO allocation_idempotency_keys (organisation_id, idempotency_key, allocation_id, allocation_created_at)
-      SELECT organisation_id, idempotency_key, id, created_at FROM allocation_drafts
+      SELECT organisation_id, idempotency_key, id, created_at FROM allocation_drafts ORDER BY n
       ON CONFLICT DO NOTHING
       RETURNING allocation_id
     ),
     written AS (
-      INSERT INTO allocations (${DRAFT_COLUMNS}, root_organisation_id)
-      SELECT ${DRAFT_COLUMNS}, organisation_root(organisation_id) FROM allocation_drafts
-      WHERE id IN (SELECT allocation_id FROM keyed)
+      INSERT INTO allocations (${ALLOCATION_COLUMNS}, root_organisation_id)
+      SELECT ${ALLOCATION_COLUMNS}, organisation_root(organisation_id)
+      FROM allocation_drafts WHERE id IN (SELECT allocation_id FROM keyed)
       RETURNING id, root_organisation_id, organisation_id, created_at, entries
-    )`
+    ),${partnerRowsText('allocations')},${
+      withReceipt
+        ? `
+    written_receipt AS (
+      INSERT INTO tax_receipts (id, allocation_id, organisation_id, consumer_email, payload, status, attempts, next_attempt_at, created_at)
+      SELECT $2::uuid, w.id, w.organisation_id, $3::text, $4::jsonb, 'pending', 0, w.created_at, w.created_at
+      FROM written w
+    ),`
+        : ''
+    }
+    event_drafts AS (
+      SELECT event_id AS id, id AS source_id, organisation_id, 'allocation.created'::text AS type, quote_co2e_grams, created_at
+      FROM allocation_drafts
+    ),${eventWritesText('written')},
+    stored AS (
+      SELECT d.id AS draft_id, ${ALLOCATION_COLUMNS.split(', ')
+        .map((c) => `a.${c}`)
+        .join(', ')}
+      FROM allocation_drafts d
+      JOIN allocation_idempotency_keys k ON k.organisation_id = d.organisation_id AND k.idempotency_key = d.idempotency_key
+      JOIN allocations a ON a.id = k.allocation_id AND a.created_at = k.allocation_created_at
+    )
+    SELECT w.id IS NOT NULL AS written, s.*
+    FROM allocation_drafts d LEFT JOIN written w ON w.id = d.id LEFT JOIN stored s ON s.draft_id = d.id
+    ORDER BY d.n`
+
+const INSERT_ALLOCATIONS = prepared(allocationStatementText(false))
+const INSERT_ALLOCATION_WITH_RECEIPT = prepared(allocationStatementText(true))
+
+type AllocationWriteRow = { written: boolean; draft_id: string | null } & AllocationRow
+
+/**
+ * The statement's one parameter: a JSON array with, per allocation, an array of the columns of `allocation_drafts` in
+ * its order. One jsonb parameter rather than an array per column: Postgres estimates its rows alike whether it plans for
+ * these values or for any, so the plan it keeps for the statement is the one it reuses (an array's length it would see).
+ */
+function draftsParameter(items: readonly AllocationDraft[]): string {
+  return JSON.stringify(
+    items.map(({ allocation: a, event }) => [
+      a.id,
+      a.organisationId,
+      a.quoteId,
+      a.idempotencyKey,
+      a.requestHash.toString('hex'),
+      a.currencyCode,
+      a.creditsAmount,
+      a.contributionAmount,
+      a.taxLiability,
+      a.issueTaxReceipt,
+      entriesOf(a.split),
+      a.createdAt.toISOString(),
+      a.collectionOrganisationId,
+      a.consumerReference,
+      a.merchant,
+      a.profitShare === null ? null : encodeProfitShare(a.profitShare, a.currencyCode),
+      event.id,
+      event.quoteCo2eGrams,
+    ]),
+  )
+}
+
+async function writeAllocations(db: Kysely<Database>, text: string, parameters: unknown[], count: number): Promise<AllocationWrite[]> {
+  const { rows } = await db.executeQuery<AllocationWriteRow>(CompiledQuery.raw(text, parameters))
+  if (rows.length !== count) throw new Error(`the allocation statement answered ${rows.length} rows for ${count} drafts`)
+  return rows.map((row) =>
+    row.written ? { written: true } : { written: false, stored: row.draft_id === null ? undefined : allocationFromRow(row) },
+  )
 }
 
 /**
  * Writes several allocations (none with a tax receipt), each with its webhook event and the event's deliveries and its
- * partner rows, in one statement; returns, per allocation, whether it was written (false: its organisation had already
- * used the key, possibly within this very batch, in which case the first row wins, and no event or partner row is
- * written for it). The
- * unique (organisation_id, idempotency_key) constraint decides races: a concurrent duplicate waits for the first
- * writer (bounded by lock_timeout) and then inserts nothing.
+ * partner rows, in one statement; answers per allocation whether it was written. One not written had its key already
+ * used: before this statement began (then `stored` is what was stored for it), by a writer this statement waited for, or
+ * earlier in this very batch (the first row wins); no event or partner row is written for it.
  */
-export async function insertAllocations(
-  db: Kysely<Database>,
-  items: readonly { allocation: Allocation; event: RecordEventDraft }[],
-): Promise<boolean[]> {
-  if (items.length === 0) return []
-  const ids = new Set(
-    await insertWithEvents(
-      db,
-      { ctes: allocationWrites(items.map((i) => i.allocation)) },
-      items.map((i) => i.event),
-      partnerRows('allocations'),
-    ),
-  )
-  return items.map((i) => ids.has(i.allocation.id))
+export function insertAllocations(db: Kysely<Database>, items: readonly AllocationDraft[]): Promise<AllocationWrite[]> {
+  if (items.length === 0) return Promise.resolve([])
+  return writeAllocations(db, INSERT_ALLOCATIONS, [draftsParameter(items)], items.length)
 }
 
-/**
- * Writes an allocation, its tax-receipt outbox row, its webhook event (with deliveries) and its partner rows in ONE
- * statement: the receipt, the event and the partner rows are inserted from the allocation's RETURNING, so they exist only if the allocation was.
- * False when the key was already used.
- */
+/** Writes an allocation as insertAllocations does, with its tax-receipt outbox row (written only with the allocation). */
 export async function insertAllocationWithReceipt(
   db: Kysely<Database>,
-  allocation: Allocation,
+  item: AllocationDraft,
   receipt: NewTaxReceipt,
-  event: RecordEventDraft,
-): Promise<boolean> {
-  const receiptRow = sql`
-    written_receipt AS (
-      INSERT INTO tax_receipts (id, allocation_id, organisation_id, consumer_email, payload, status, attempts, next_attempt_at, created_at)
-      SELECT ${receipt.id}::uuid, w.id, ${allocation.organisationId}::uuid, ${receipt.consumerEmail}::text,
-        ${JSON.stringify(receipt.payload)}::jsonb, 'pending', 0, ${allocation.createdAt}::timestamptz, ${allocation.createdAt}::timestamptz
-      FROM written w
-    )`
-  const written = await insertWithEvents(
-    db,
-    { ctes: allocationWrites([allocation]) },
-    [event],
-    sql.join([receiptRow, partnerRows('allocations')]),
-  )
-  return written.length === 1
+): Promise<AllocationWrite> {
+  const parameters = [draftsParameter([item]), receipt.id, receipt.consumerEmail, JSON.stringify(receipt.payload)]
+  const [write] = await writeAllocations(db, INSERT_ALLOCATION_WITH_RECEIPT, parameters, 1)
+  return write as AllocationWrite
 }
 
 export async function findAllocationById(db: Kysely<Database>, id: string): Promise<Allocation | undefined> {
@@ -367,7 +397,7 @@ export async function insertReversal(db: Kysely<Database>, reversal: Reversal, e
       FROM reversal_source s WHERE s.id IN (SELECT allocation_id FROM reversal_keyed)
       RETURNING id, allocation_id, allocation_created_at, root_organisation_id, organisation_id, created_at
     )`
-  const written = await insertWithEvents(db, { ctes }, [event], partnerRows('reversals'))
+  const written = await insertWithEvents(db, { ctes }, [event], sql.raw(partnerRowsText('reversals')))
   return written.length === 1
 }
 

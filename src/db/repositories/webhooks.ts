@@ -209,7 +209,14 @@ export function eventCtes(written: string, events: readonly RecordEventDraft[]):
   return sql`
     event_drafts (id, source_id, organisation_id, type, quote_co2e_grams, created_at) AS (
       VALUES ${sql.join(events.map(draftRow))}
-    ),
+    ),${sql.raw(eventWritesText(written))}`
+}
+
+/**
+ * The CTEs of eventCtes after `event_drafts` (id, source_id, organisation_id, type, quote_co2e_grams, created_at), which
+ * the caller defines: plain text without parameters, for a statement written once (allocations.ts).
+ */
+export const eventWritesText = (written: string): string => `
     event_ancestry (organisation_id, ancestor_id) AS (
       SELECT organisation_id, organisation_id FROM event_drafts
       UNION
@@ -219,7 +226,7 @@ export function eventCtes(written: string, events: readonly RecordEventDraft[]):
     event_targets AS (
       SELECT d.id AS event_id, ep.id AS endpoint_id, d.created_at
       FROM event_drafts d
-      JOIN ${sql.table(written)} w ON w.id = d.source_id
+      JOIN "${written}" w ON w.id = d.source_id
       JOIN event_ancestry a ON a.organisation_id = d.organisation_id
       JOIN webhook_endpoints ep ON ep.organisation_id = a.ancestor_id
       WHERE ep.status = 'enabled' AND ep.enabled_events && ARRAY['*', d.type]
@@ -236,7 +243,6 @@ export function eventCtes(written: string, events: readonly RecordEventDraft[]):
       FROM event_targets t JOIN written_events e ON e.id = t.event_id
       RETURNING id
     )`
-}
 
 /**
  * Runs `insert` (an INSERT … RETURNING id of the events' source rows) with the events and their deliveries in the
