@@ -24,6 +24,7 @@ import * as m002200 from './2026_11_25_002200_weekly_rollups.js'
 import * as m002300 from './2026_11_25_002300_partition_ledger.js'
 import * as m002310 from './2026_11_27_002310_analyze_partitioned_tables.js'
 import * as m002400 from './2026_11_27_002400_compact_entries.js'
+import * as m002500 from './2026_11_27_002500_plpgsql_write_functions.js'
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000100_organisations_and_api_keys': m000100,
@@ -49,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_25_002300_partition_ledger': m002300,
   '2026_11_27_002310_analyze_partitioned_tables': m002310,
   '2026_11_27_002400_compact_entries': m002400,
+  '2026_11_27_002500_plpgsql_write_functions': m002500,
 }

@@ -139,6 +139,7 @@ describe('the migration', () => {
 
     // Down past both partitionings (and the migrations between them), then up again.
     const after = [
+      '2026_11_27_002500_plpgsql_write_functions',
       '2026_11_27_002400_compact_entries',
       '2026_11_27_002310_analyze_partitioned_tables',
       '2026_11_25_002300_partition_ledger',
