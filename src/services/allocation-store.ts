@@ -11,7 +11,6 @@ import {
   insertReversal,
   type Allocation,
   type AllocationDraft,
-  type AllocationWrite,
   type NewTaxReceipt,
   type Reversal,
 } from '../db/repositories/allocations.js'
@@ -23,9 +22,21 @@ export interface IdempotencyKeyRef {
   idempotencyKey: string
 }
 
+/** How many keys known to be used this process remembers (about 100 bytes each); the oldest are forgotten first. */
+const KNOWN_USED_KEYS_MAX = 10_000
+
+const keyOf = (ref: IdempotencyKeyRef): string => `${ref.organisationId}\n${ref.idempotencyKey}`
+
 export class AllocationStore {
   private readonly keys: Batcher<IdempotencyKeyRef, Allocation | undefined>
-  private readonly writer: Batcher<AllocationDraft, AllocationWrite>
+  private readonly writer: Batcher<AllocationDraft, boolean>
+  /**
+   * Keys this process has seen used, by its own writes or lookups. A key once used stays used (its row is never
+   * deleted while its allocation is kept), so a request with one of these is a replay for certain and can be answered
+   * from its stored allocation without being priced; a key not here may still be used (by another process, or long
+   * ago), which the write finds out.
+   */
+  private readonly knownUsed = new Set<string>()
 
   constructor(private readonly db: Kysely<Database>) {
     this.keys = new Batcher((refs) => findAllocationsByKeys(this.db, refs))
@@ -33,16 +44,38 @@ export class AllocationStore {
   }
 
   /** The allocation an organisation made with this Idempotency-Key, if any. */
-  findByKey(ref: IdempotencyKeyRef): Promise<Allocation | undefined> {
-    return this.keys.submit(ref)
+  async findByKey(ref: IdempotencyKeyRef): Promise<Allocation | undefined> {
+    const found = await this.keys.submit(ref)
+    if (found) this.rememberUsed(ref)
+    return found
+  }
+
+  /** Whether this process has seen the key used (see `knownUsed`). */
+  isKnownUsed(ref: IdempotencyKeyRef): boolean {
+    return this.knownUsed.has(keyOf(ref))
   }
 
   /**
    * Writes the allocation (with its receipt and its webhook event, in the same statement) unless its key was already
-   * used; then says so, with the allocation stored for the key when the statement could see it.
+   * used; true when this call wrote it.
    */
-  insert(draft: AllocationDraft, receipt: NewTaxReceipt | null): Promise<AllocationWrite> {
-    return receipt ? insertAllocationWithReceipt(this.db, draft, receipt) : this.writer.submit(draft)
+  async insert(draft: AllocationDraft, receipt: NewTaxReceipt | null): Promise<boolean> {
+    const written = await (receipt ? insertAllocationWithReceipt(this.db, draft, receipt) : this.writer.submit(draft))
+    if (written) this.rememberUsed(draft.allocation)
+    return written
+  }
+
+  private rememberUsed(ref: IdempotencyKeyRef): void {
+    const key = keyOf(ref)
+    if (this.knownUsed.has(key)) return
+    this.knownUsed.add(key)
+    if (this.knownUsed.size > KNOWN_USED_KEYS_MAX) {
+      // A Set iterates in insertion order: the first is the oldest.
+      for (const oldest of this.knownUsed) {
+        this.knownUsed.delete(oldest)
+        break
+      }
+    }
   }
 
   findById(id: string): Promise<Allocation | undefined> {

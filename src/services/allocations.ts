@@ -3,7 +3,7 @@
 // leaves either all of it or nothing, and Postgres' unique key decides concurrent duplicates.
 import { createHash } from 'node:crypto'
 import type { Clock } from '../clock.js'
-import type { Allocation, AllocationDraft, AllocationWrite, NewTaxReceipt } from '../db/repositories/allocations.js'
+import type { Allocation, AllocationDraft, NewTaxReceipt } from '../db/repositories/allocations.js'
 import { reverseAllocation, splitAllocation } from '../domain/allocation.js'
 import { formatDecimal, parseDecimal } from '../domain/money.js'
 import { serviceFeeOf, splitProfitShare, type ProfitShareSplit } from '../domain/profit-share.js'
@@ -128,10 +128,11 @@ const inUse = (): AppError =>
  * still in flight after the lock timeout → IDEMPOTENCY_KEY_IN_USE. Requests that fail validation are not
  * remembered.
  *
- * New allocations first: the write itself finds a key already used, and answers with what was stored for it, so a
- * new allocation costs one statement (docs/write-costs.md, "One statement per new allocation"). A replay is priced
- * again before it is recognised, and anything pricing refuses (the quote past its retention, say) is refused only
- * once the key is known to be unused: a replay answers what its first request was answered, whatever has changed.
+ * New keys are written first: the write itself finds a key already used, so a new allocation costs one statement
+ * (docs/write-costs.md, "One statement per new allocation"). A key this process has seen used is a replay for certain
+ * and is answered from its stored allocation at once. Any other replay is priced again before the write finds its key
+ * used, so anything pricing refuses (the quote past its retention, say) is refused only once the key is known to be
+ * unused: a replay answers what its first request was answered, whatever has changed since.
  */
 export async function allocateFunds(
   deps: AllocationDeps,
@@ -143,6 +144,10 @@ export async function allocateFunds(
   checkShape(input)
   const requestHash = requestHashOf(input)
   const keyRef = { organisationId: input.organisationId, idempotencyKey }
+  if (deps.allocations.isKnownUsed(keyRef)) {
+    const used = await deps.allocations.findByKey(keyRef)
+    if (used) return replayOrRefuse(used, requestHash, deps.metrics)
+  }
   let draft: { draft: AllocationDraft; receipt: NewTaxReceipt | null }
   try {
     draft = await draftAllocation(deps, principal, input, idempotencyKey, requestHash)
@@ -157,20 +162,19 @@ export async function allocateFunds(
   const { allocation } = draft.draft
   // Losing a race to a duplicate means replaying its result; if that writer rolled back, try again.
   for (let attempt = 0; attempt < 3; attempt++) {
-    let write: AllocationWrite
+    let written: boolean
     try {
-      write = await deps.allocations.insert(draft.draft, draft.receipt)
+      written = await deps.allocations.insert(draft.draft, draft.receipt)
     } catch (error) {
       if (isLockTimeout(error)) throw inUse()
       throw error
     }
-    if (write.written) {
+    if (written) {
       deps.webhooks.wake()
       deps.metrics.allocationCreated(allocation.currencyCode)
       return { allocation, replayed: false }
     }
-    // Not seen by the write: taken by a writer it waited for, or earlier in its own batch.
-    const stored = write.stored ?? (await deps.allocations.findByKey(keyRef))
+    const stored = await deps.allocations.findByKey(keyRef)
     if (stored) return replayOrRefuse(stored, requestHash, deps.metrics)
   }
   throw inUse()

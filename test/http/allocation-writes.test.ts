@@ -1,7 +1,7 @@
-// A new allocation is one statement: the write itself finds a key already used and answers with what was stored for it
-// (src/db/repositories/allocations.ts, insertAllocations). These tests hold the replay guarantees of that order: a
-// replay answers what its first request was answered even when pricing it again would refuse it, and the write tells
-// a key taken before it from one taken beside it.
+// A new allocation is one statement: the write itself finds a key already used (src/db/repositories/allocations.ts,
+// insertAllocations), and only a key this process has seen used is looked up first (src/services/allocation-store.ts).
+// These tests hold the replay guarantees of that order: a replay answers what its first request was answered, even when
+// pricing it again would refuse it, whichever process wrote it.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -57,11 +57,21 @@ describe('replays, now that the write comes first', () => {
     const key = randomUUID()
     const first = await allocate(body, key)
     expect(first.statusCode).toBe(201)
+    const stored = (await findAllocationById(t.db, first.json().fundsAllocationId)) as Allocation
+    // Another process's allocation of the same request: a key this process has never seen used.
+    const elsewhere = retryDraft(stored, randomUUID())
+    expect(await insertAllocations(t.db, [elsewhere])).toEqual([true])
     t.clock.advance(90 * DAY)
-    const replay = await allocate(body, key)
-    expect(replay.statusCode).toBe(201)
-    expect(replay.headers['idempotent-replayed']).toBe('true')
-    expect(replay.body).toBe(first.body)
+    for (const [k, id] of [
+      [key, stored.id],
+      [elsewhere.allocation.idempotencyKey, elsewhere.allocation.id],
+    ] as const) {
+      const replay = await allocate(body, k)
+      expect(replay.statusCode, replay.body).toBe(201)
+      expect(replay.headers['idempotent-replayed']).toBe('true')
+      expect(replay.json().fundsAllocationId).toBe(id)
+    }
+    expect((await allocate(body, key)).body).toBe(first.body)
     const fresh = await allocate(body, randomUUID())
     expect(fresh.statusCode).toBe(404)
     expect(fresh.json().code).toBe('NOT_FOUND')
@@ -70,9 +80,13 @@ describe('replays, now that the write comes first', () => {
 
   it('answers IDEMPOTENCY_KEY_REUSED, not the pricing refusal, for a used key with a different request', async () => {
     const { quoteId, total } = await newQuote()
-    const key = randomUUID()
     const body = { organisationId: org.organisationId, quoteId, credits: { amount: total } }
+    const key = randomUUID()
     expect((await allocate(body, key)).statusCode).toBe(201)
+    const stored = (await findAllocationById(t.db, (await allocate(body, key)).json().fundsAllocationId)) as Allocation
+    // Used by this process, and by another one (this process has not seen it used).
+    const elsewhere = retryDraft(stored, randomUUID()).allocation.idempotencyKey
+    expect(await insertAllocations(t.db, [retryDraft(stored, elsewhere)])).toEqual([true])
     // Alone, each of these is refused by pricing (400 or 404); with a used key, the key's answer comes first.
     for (const changed of [
       { ...body, currencyCode: 'EUR' },
@@ -80,11 +94,28 @@ describe('replays, now that the write comes first', () => {
       { ...body, credits: { amount: total + 1000 }, contribution: { amount: 1, impactPartnerIds: [randomUUID()] } },
     ]) {
       expect((await allocate(changed, randomUUID())).statusCode).toBeGreaterThanOrEqual(400)
-      const reused = await allocate(changed, key)
-      expect(reused.statusCode, `${JSON.stringify(changed)} ${reused.body}`).toBe(422)
-      expect(reused.json().code).toBe('IDEMPOTENCY_KEY_REUSED')
+      for (const k of [key, elsewhere]) {
+        const reused = await allocate(changed, k)
+        expect(reused.statusCode, `${JSON.stringify(changed)} ${reused.body}`).toBe(422)
+        expect(reused.json().code).toBe('IDEMPOTENCY_KEY_REUSED')
+      }
     }
     expect(await keyRows(key)).toHaveLength(1)
+    expect(await keyRows(elsewhere)).toHaveLength(1)
+  })
+
+  it('answers a replay of a key used by another process, priced again, with the stored allocation', async () => {
+    const { quoteId, total } = await newQuote()
+    const body = { organisationId: org.organisationId, quoteId, credits: { amount: total } }
+    const first = await allocate(body, randomUUID())
+    const stored = (await findAllocationById(t.db, first.json().fundsAllocationId)) as Allocation
+    const elsewhere = retryDraft(stored, randomUUID())
+    expect(await insertAllocations(t.db, [elsewhere])).toEqual([true])
+    const replay = await allocate(body, elsewhere.allocation.idempotencyKey)
+    expect(replay.statusCode).toBe(201)
+    expect(replay.headers['idempotent-replayed']).toBe('true')
+    expect(replay.json().fundsAllocationId).toBe(elsewhere.allocation.id)
+    expect(await keyRows(elsewhere.allocation.idempotencyKey)).toEqual([{ id: elsewhere.allocation.id }])
   })
 })
 
@@ -98,34 +129,25 @@ describe('insertAllocations', () => {
     stored = (await findAllocationById(t.db, created.json().fundsAllocationId)) as Allocation
   })
 
-  it('answers a key used before the statement with the allocation stored for it, and writes nothing', async () => {
+  it('writes nothing for a key already used', async () => {
     const draft = retryDraft(stored)
-    expect(await insertAllocations(t.db, [draft])).toEqual([{ written: false, stored }])
+    expect(await insertAllocations(t.db, [draft])).toEqual([false])
     expect(await findAllocationById(t.db, draft.allocation.id)).toBeUndefined()
     expect(await keyRows(stored.idempotencyKey)).toEqual([{ id: stored.id }])
   })
 
-  it('writes the first of two drafts with one key in a batch; the second was taken beside it (nothing stored to see)', async () => {
+  it('writes the first of two drafts with one key in a batch, and every other draft of it', async () => {
     const key = randomUUID()
     const first = retryDraft(stored, key)
     const second = retryDraft(stored, key)
     const fresh = retryDraft(stored, randomUUID())
-    expect(await insertAllocations(t.db, [first, second, fresh])).toEqual([
-      { written: true },
-      { written: false, stored: undefined },
-      { written: true },
-    ])
+    expect(await insertAllocations(t.db, [first, second, retryDraft(stored), fresh])).toEqual([true, false, false, true])
     expect(await keyRows(key)).toEqual([{ id: first.allocation.id }])
     expect(await findAllocationById(t.db, first.allocation.id)).toEqual(first.allocation)
     expect(await findAllocationById(t.db, fresh.allocation.id)).toEqual(fresh.allocation)
-    // Retried, each of them finds what the batch stored.
-    expect(await insertAllocations(t.db, [retryDraft(stored, key), retryDraft(stored, fresh.allocation.idempotencyKey)])).toEqual([
-      { written: false, stored: first.allocation },
-      { written: false, stored: fresh.allocation },
-    ])
   })
 
-  it('with a tax receipt, answers a used key the same way and queues no receipt', async () => {
+  it('with a tax receipt, writes nothing for a used key and queues no receipt', async () => {
     const draft = retryDraft(stored)
     const receipt = {
       id: randomUUID(),
@@ -139,7 +161,7 @@ describe('insertAllocations', () => {
         allocatedAt: draft.allocation.createdAt.toISOString(),
       },
     }
-    expect(await insertAllocationWithReceipt(t.db, draft, receipt)).toEqual({ written: false, stored })
+    expect(await insertAllocationWithReceipt(t.db, draft, receipt)).toBe(false)
     expect(await t.db.selectFrom('tax_receipts').select('id').where('id', '=', receipt.id).execute()).toEqual([])
   })
 })

@@ -197,7 +197,7 @@ const partnerRowsText = (of: 'allocations' | 'reversals') => `
     CROSS JOIN LATERAL jsonb_array_elements(${of === 'allocations' ? 'w.entries' : 'a.entries'}) AS e(entry)
   )`
 
-/** The columns an allocation is read from (allocationFromRow), named: a prepared statement's result must not change. */
+/** The columns of an allocation row the allocation statement writes (all but the top of its tree). */
 const ALLOCATION_COLUMNS =
   'id, organisation_id, quote_id, idempotency_key, request_hash, currency_code, credits_amount, contribution_amount, tax_liability, ' +
   'issue_tax_receipt, entries, created_at, collection_organisation_id, consumer_reference, merchant, profit_share'
@@ -232,10 +232,7 @@ export async function findAllocationsByKeys(
   })
 }
 
-/** What writing an allocation found: written, or its key already taken (with the allocation stored for it, if seen). */
-export type AllocationWrite = { written: true } | { written: false; stored: Allocation | undefined }
-
-/** An item of an allocation write: the allocation, the webhook event of its creation and, rarely, a tax receipt. */
+/** An item of an allocation write: the allocation and the webhook event of its creation. */
 export interface AllocationDraft {
   allocation: Allocation
   event: RecordEventDraft
@@ -244,13 +241,14 @@ export interface AllocationDraft {
 /**
  * The allocation statement: one text for any number of allocations (their rows are one JSON parameter), so every
  * connection parses it once and Postgres keeps one plan for it (src/db/prepared.ts): parsing and planning these CTEs
- * over partitioned tables cost Postgres more than running them. Its CTEs: `allocation_drafts` (the rows, in order); `keyed` (the keys
- * this statement took: ON CONFLICT DO NOTHING on the keys table's primary key, where a concurrent duplicate waits for
- * the first writer, bounded by lock_timeout, and then takes nothing; within one statement the first row wins);
- * `written` (the allocations of the keys taken, each with the top of its tree found by the INSERT itself); their
- * partner rows, their webhook events and deliveries; and, per draft whose key was taken before this statement began,
- * the allocation stored for it (`stored`: the statement's snapshot does not see its own writes, so a draft it wrote
- * finds nothing there). With a receipt, one allocation and its tax-receipt outbox row.
+ * over partitioned tables cost Postgres more than running them. That plan is made once, for any batch, so nothing in it
+ * reads a table by a join the planner could turn into a scan: the keys are checked by the INSERT's conflict arbiter,
+ * and the event CTEs look organisations and endpoints up per row (webhooks.ts, eventWritesText). Its CTEs:
+ * `allocation_drafts` (the rows, in order); `keyed` (the keys this statement took: ON CONFLICT DO NOTHING on the keys
+ * table's primary key, where a concurrent duplicate waits for the first writer, bounded by lock_timeout, and then takes
+ * nothing; within one statement the first row wins); `written` (the allocations of the keys taken, each with the top
+ * of its tree found by the INSERT itself); their partner rows, and their webhook events and deliveries. With a
+ * receipt, one allocation and its tax-receipt outbox row.
  */
 const allocationStatementText = (withReceipt: boolean): string => `WITH RECURSIVE
     allocation_drafts AS (
@@ -286,23 +284,11 @@ const allocationStatementText = (withReceipt: boolean): string => `WITH RECURSIV
     event_drafts AS (
       SELECT event_id AS id, id AS source_id, organisation_id, 'allocation.created'::text AS type, quote_co2e_grams, created_at
       FROM allocation_drafts
-    ),${eventWritesText('written')},
-    stored AS (
-      SELECT d.id AS draft_id, ${ALLOCATION_COLUMNS.split(', ')
-        .map((c) => `a.${c}`)
-        .join(', ')}
-      FROM allocation_drafts d
-      JOIN allocation_idempotency_keys k ON k.organisation_id = d.organisation_id AND k.idempotency_key = d.idempotency_key
-      JOIN allocations a ON a.id = k.allocation_id AND a.created_at = k.allocation_created_at
-    )
-    SELECT w.id IS NOT NULL AS written, s.*
-    FROM allocation_drafts d LEFT JOIN written w ON w.id = d.id LEFT JOIN stored s ON s.draft_id = d.id
-    ORDER BY d.n`
+    ),${eventWritesText('written')}
+    SELECT id FROM written`
 
 const INSERT_ALLOCATIONS = prepared(allocationStatementText(false))
 const INSERT_ALLOCATION_WITH_RECEIPT = prepared(allocationStatementText(true))
-
-type AllocationWriteRow = { written: boolean; draft_id: string | null } & AllocationRow
 
 /**
  * The statement's one parameter: a JSON array with, per allocation, an array of the columns of `allocation_drafts` in
@@ -334,34 +320,33 @@ function draftsParameter(items: readonly AllocationDraft[]): string {
   )
 }
 
-async function writeAllocations(db: Kysely<Database>, text: string, parameters: unknown[], count: number): Promise<AllocationWrite[]> {
-  const { rows } = await db.executeQuery<AllocationWriteRow>(CompiledQuery.raw(text, parameters))
-  if (rows.length !== count) throw new Error(`the allocation statement answered ${rows.length} rows for ${count} drafts`)
-  return rows.map((row) =>
-    row.written ? { written: true } : { written: false, stored: row.draft_id === null ? undefined : allocationFromRow(row) },
-  )
+async function writeAllocations(
+  db: Kysely<Database>,
+  text: string,
+  parameters: unknown[],
+  items: readonly AllocationDraft[],
+): Promise<boolean[]> {
+  const { rows } = await db.executeQuery<{ id: string }>(CompiledQuery.raw(text, parameters))
+  const written = new Set(rows.map((r) => r.id))
+  return items.map((i) => written.has(i.allocation.id))
 }
 
 /**
  * Writes several allocations (none with a tax receipt), each with its webhook event and the event's deliveries and its
- * partner rows, in one statement; answers per allocation whether it was written. One not written had its key already
- * used: before this statement began (then `stored` is what was stored for it), by a writer this statement waited for, or
- * earlier in this very batch (the first row wins); no event or partner row is written for it.
+ * partner rows, in one statement; returns, per allocation, whether it was written (false: its organisation had already
+ * used the key, possibly within this very batch, in which case the first row wins, and no event or partner row is
+ * written for it).
  */
-export function insertAllocations(db: Kysely<Database>, items: readonly AllocationDraft[]): Promise<AllocationWrite[]> {
+export function insertAllocations(db: Kysely<Database>, items: readonly AllocationDraft[]): Promise<boolean[]> {
   if (items.length === 0) return Promise.resolve([])
-  return writeAllocations(db, INSERT_ALLOCATIONS, [draftsParameter(items)], items.length)
+  return writeAllocations(db, INSERT_ALLOCATIONS, [draftsParameter(items)], items)
 }
 
 /** Writes an allocation as insertAllocations does, with its tax-receipt outbox row (written only with the allocation). */
-export async function insertAllocationWithReceipt(
-  db: Kysely<Database>,
-  item: AllocationDraft,
-  receipt: NewTaxReceipt,
-): Promise<AllocationWrite> {
+export async function insertAllocationWithReceipt(db: Kysely<Database>, item: AllocationDraft, receipt: NewTaxReceipt): Promise<boolean> {
   const parameters = [draftsParameter([item]), receipt.id, receipt.consumerEmail, JSON.stringify(receipt.payload)]
-  const [write] = await writeAllocations(db, INSERT_ALLOCATION_WITH_RECEIPT, parameters, 1)
-  return write as AllocationWrite
+  const [written] = await writeAllocations(db, INSERT_ALLOCATION_WITH_RECEIPT, parameters, [item])
+  return written === true
 }
 
 export async function findAllocationById(db: Kysely<Database>, id: string): Promise<Allocation | undefined> {

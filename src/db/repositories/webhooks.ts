@@ -214,14 +214,17 @@ export function eventCtes(written: string, events: readonly RecordEventDraft[]):
 
 /**
  * The CTEs of eventCtes after `event_drafts` (id, source_id, organisation_id, type, quote_co2e_grams, created_at), which
- * the caller defines: plain text without parameters, for a statement written once (allocations.ts).
+ * the caller defines: plain text without parameters, for a statement written once (allocations.ts). The walk up the tree
+ * looks each parent up by its id (LATERAL … OFFSET 0, which the planner cannot flatten into a join): a plan kept for any
+ * number of events, planned for a guess of a hundred, would otherwise hash the whole organisations table in every
+ * statement. Endpoints are few (only organisations that have some), and joined.
  */
 export const eventWritesText = (written: string): string => `
     event_ancestry (organisation_id, ancestor_id) AS (
       SELECT organisation_id, organisation_id FROM event_drafts
       UNION
-      SELECT a.organisation_id, o.parent_id FROM event_ancestry a JOIN organisations o ON o.id = a.ancestor_id
-      WHERE o.parent_id IS NOT NULL
+      SELECT a.organisation_id, o.parent_id FROM event_ancestry a
+      CROSS JOIN LATERAL (SELECT parent_id FROM organisations WHERE id = a.ancestor_id AND parent_id IS NOT NULL OFFSET 0) o
     ),
     event_targets AS (
       SELECT d.id AS event_id, ep.id AS endpoint_id, d.created_at
