@@ -148,9 +148,9 @@ export async function allocateFunds(
     const used = await deps.allocations.findByKey(keyRef)
     if (used) return replayOrRefuse(used, requestHash, deps.metrics)
   }
-  let draft: { draft: AllocationDraft; receipt: NewTaxReceipt | null }
+  let priced: { draft: AllocationDraft; receipt: NewTaxReceipt | null }
   try {
-    draft = await draftAllocation(deps, principal, input, idempotencyKey, requestHash)
+    priced = await draftAllocation(deps, principal, input, idempotencyKey, requestHash)
   } catch (error) {
     // A refusal of this request (not a failure to price it) is given only to a key not used yet.
     if (error instanceof AppError || error instanceof DomainError) {
@@ -159,12 +159,13 @@ export async function allocateFunds(
     }
     throw error
   }
-  const { allocation } = draft.draft
+  const { draft, receipt } = priced
+  const { allocation } = draft
   // Losing a race to a duplicate means replaying its result; if that writer rolled back, try again.
   for (let attempt = 0; attempt < 3; attempt++) {
     let written: boolean
     try {
-      written = await deps.allocations.insert(draft.draft, draft.receipt)
+      written = await deps.allocations.insert(draft, receipt)
     } catch (error) {
       if (isLockTimeout(error)) throw inUse()
       throw error

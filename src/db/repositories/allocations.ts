@@ -242,8 +242,9 @@ export interface AllocationDraft {
  * The allocation statement: one text for any number of allocations (their rows are one JSON parameter), so every
  * connection parses it once and Postgres keeps one plan for it (src/db/prepared.ts): parsing and planning these CTEs
  * over partitioned tables cost Postgres more than running them. That plan is made once, for any batch, so nothing in it
- * reads a table by a join the planner could turn into a scan: the keys are checked by the INSERT's conflict arbiter,
- * and the event CTEs look organisations and endpoints up per row (webhooks.ts, eventWritesText). Its CTEs:
+ * reads a large table by a join the planner could turn into a scan: the keys are checked by the INSERT's conflict
+ * arbiter, and the walk up the tree for webhook endpoints looks each parent up by its id (webhooks.ts,
+ * eventWritesText). Its CTEs:
  * `allocation_drafts` (the rows, in order); `keyed` (the keys this statement took: ON CONFLICT DO NOTHING on the keys
  * table's primary key, where a concurrent duplicate waits for the first writer, bounded by lock_timeout, and then takes
  * nothing; within one statement the first row wins); `written` (the allocations of the keys taken, each with the top
