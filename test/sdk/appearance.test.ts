@@ -84,7 +84,8 @@ describe('refused values (break-out attempts and malformed values throw)', () =>
     const started = performance.now()
     expect(() => appearanceCss({ variables: { colorPrimary: `rgb(${'1'.repeat(150)}x` } })).toThrow()
     expect(() => appearanceCss({ variables: { fontFamily: `${'a '.repeat(99)}!` } })).toThrow()
-    expect(performance.now() - started).toBeLessThan(200)
+    // Backtracking on these would take seconds to forever; a loaded CI machine may pause for a GC or two.
+    expect(performance.now() - started).toBeLessThan(2_000)
   })
 })
 
