@@ -2,6 +2,7 @@
 // database together, in one statement (one round trip; for writes, one commit). Each caller's promise
 // settles only when the statement holding its item has completed, so nothing is acknowledged before it
 // is durable; if a batch fails, its items are retried one by one so a bad item cannot fail its neighbours.
+import { isConnectionFailure } from '../db/failures.js'
 
 interface Pending<Row, Result> {
   row: Row
@@ -14,11 +15,21 @@ export class Batcher<Row, Result = void> {
   private scheduled = false
   private readonly inFlight = new Set<Promise<void>>()
 
-  /** `writeRows` handles all items in one statement and returns one result per item, in order. */
+  private readonly maxBatch: number
+  private readonly maxInFlight: number
+
+  /**
+   * `writeRows` handles all items in one statement and returns one result per item, in order. With `maxInFlight`,
+   * no more statements than that run at once: items arriving meanwhile wait for the next one, so that under load
+   * they share it (and its commit) instead of each paying one of their own.
+   */
   constructor(
     private readonly writeRows: (rows: readonly Row[]) => Promise<readonly Result[]>,
-    private readonly maxBatch = 100,
-  ) {}
+    options: { maxBatch?: number; maxInFlight?: number } = {},
+  ) {
+    this.maxBatch = options.maxBatch ?? 100
+    this.maxInFlight = options.maxInFlight ?? Infinity
+  }
 
   submit(row: Row): Promise<Result> {
     return new Promise((resolve, reject) => {
@@ -33,17 +44,23 @@ export class Batcher<Row, Result = void> {
 
   /** Resolves once everything enqueued so far has been written (or has failed). */
   async drain(): Promise<void> {
-    this.flush()
-    await Promise.allSettled([...this.inFlight])
+    while (this.pending.length > 0 || this.inFlight.size > 0) {
+      this.flush()
+      await Promise.allSettled([...this.inFlight])
+    }
   }
 
   private flush(): void {
     this.scheduled = false
-    const batch = this.pending
-    if (batch.length === 0) return
-    this.pending = []
-    const done = this.writeBatch(batch).finally(() => this.inFlight.delete(done))
-    this.inFlight.add(done)
+    while (this.pending.length > 0 && this.inFlight.size < this.maxInFlight) {
+      const batch = this.pending.splice(0, this.maxBatch)
+      const done = this.writeBatch(batch).finally(() => {
+        this.inFlight.delete(done)
+        // What waited for a free statement goes now.
+        this.flush()
+      })
+      this.inFlight.add(done)
+    }
   }
 
   private async writeBatch(batch: Pending<Row, Result>[]): Promise<void> {
@@ -51,8 +68,10 @@ export class Batcher<Row, Result = void> {
       const results = await this.writeRows(batch.map((item) => item.row))
       batch.forEach((item, i) => item.resolve(results[i] as Result))
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]?.reject(error)
+      // One by one only when an item may be at fault: a lost or silent link fails them all alike, and trying each
+      // again would keep its caller waiting for another bound before the same answer.
+      if (batch.length === 1 || isConnectionFailure(error)) {
+        for (const item of batch) item.reject(error)
         return
       }
       await Promise.all(

@@ -17,10 +17,13 @@ describe('Batcher', () => {
 
   it('splits at maxBatch', async () => {
     const calls: number[][] = []
-    const batcher = new Batcher<number, void>(async (rows) => {
-      calls.push([...rows])
-      return rows.map(() => undefined)
-    }, 2)
+    const batcher = new Batcher<number, void>(
+      async (rows) => {
+        calls.push([...rows])
+        return rows.map(() => undefined)
+      },
+      { maxBatch: 2 },
+    )
     await Promise.all([1, 2, 3, 4, 5].map((n) => batcher.submit(n)))
     expect(calls.map((c) => c.length)).toEqual([2, 2, 1])
   })
@@ -65,5 +68,59 @@ describe('Batcher', () => {
     release()
     expect(await drained).toBe(2)
     await pending
+  })
+
+  it('with maxInFlight, items arriving while the statements run wait and share the next one', async () => {
+    const calls: number[][] = []
+    const gates: (() => void)[] = []
+    const batcher = new Batcher<number, number>(
+      async (rows) => {
+        calls.push([...rows])
+        await new Promise<void>((resolve) => gates.push(resolve))
+        return rows.map((n) => -n)
+      },
+      { maxInFlight: 1 },
+    )
+    const first = batcher.submit(1)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(calls).toEqual([[1]])
+    const waiting = [2, 3, 4].map((n) => batcher.submit(n))
+    await new Promise((resolve) => setImmediate(resolve))
+    // One statement is running: the three wait.
+    expect(calls).toEqual([[1]])
+    gates.shift()?.()
+    expect(await first).toBe(-1)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(calls).toEqual([[1], [2, 3, 4]])
+    gates.shift()?.()
+    expect(await Promise.all(waiting)).toEqual([-2, -3, -4])
+  })
+
+  it('drain writes what waits for a free statement too', async () => {
+    let written = 0
+    const batcher = new Batcher<number, void>(
+      async (rows) => {
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        written += rows.length
+        return rows.map(() => undefined)
+      },
+      { maxBatch: 2, maxInFlight: 1 },
+    )
+    const pending = Promise.all([1, 2, 3, 4, 5].map((n) => batcher.submit(n)))
+    await batcher.drain()
+    expect(written).toBe(5)
+    await pending
+  })
+
+  it('does not try each item again when the link to the database failed: every item gets that failure', async () => {
+    const calls: number[][] = []
+    const lost = Object.assign(new Error('the database did not answer within 1000 ms'), { code: 'ETIMEDOUT' })
+    const batcher = new Batcher<number, void>(async (rows) => {
+      calls.push([...rows])
+      throw lost
+    })
+    const outcomes = await Promise.allSettled([1, 2, 3].map((n) => batcher.submit(n)))
+    expect(outcomes).toEqual([1, 2, 3].map(() => ({ status: 'rejected', reason: lost })))
+    expect(calls).toEqual([[1, 2, 3]])
   })
 })
