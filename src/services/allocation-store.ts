@@ -25,6 +25,14 @@ export interface IdempotencyKeyRef {
 /** How many keys known to be used this process remembers (about 100 bytes each); the oldest are forgotten first. */
 const KNOWN_USED_KEYS_MAX = 10_000
 
+/**
+ * Allocation statements one process runs at once. Each commits on its own, and a commit waits for its WAL to reach the
+ * disk; allocations arriving meanwhile wait for the next statement and share its commit instead of each starting one
+ * (docs/write-costs.md, "One allocation statement at a time": at 10 and 50 connections, one at a time served 13–29%
+ * more new allocations than no bound).
+ */
+const ALLOCATION_STATEMENTS_IN_FLIGHT = 1
+
 const keyOf = (ref: IdempotencyKeyRef): string => `${ref.organisationId}\n${ref.idempotencyKey}`
 
 export class AllocationStore {
@@ -40,7 +48,7 @@ export class AllocationStore {
 
   constructor(private readonly db: Kysely<Database>) {
     this.keys = new Batcher((refs) => findAllocationsByKeys(this.db, refs))
-    this.writer = new Batcher((allocations) => insertAllocations(this.db, allocations))
+    this.writer = new Batcher((allocations) => insertAllocations(this.db, allocations), { maxInFlight: ALLOCATION_STATEMENTS_IN_FLIGHT })
   }
 
   /** The allocation an organisation made with this Idempotency-Key, if any. */

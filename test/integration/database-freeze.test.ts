@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { DatabaseTimeoutError, openConfiguredDatabase, type DatabaseHandle } from '../../src/db/connect.js'
-import { findUnbalancedAllocations } from '../../src/db/repositories/allocations.js'
+import { ALLOCATION_STATEMENT_NAMES, findUnbalancedAllocations } from '../../src/db/repositories/allocations.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/db.js'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
@@ -58,8 +58,11 @@ function expectUnavailable(res: Timed, boundMs: number): void {
   expect(res.ms).toBeLessThan(boundMs + SLACK_MS)
 }
 
-/** The allocation INSERT on the wire, as the query builder writes it (quoted identifier) or by hand. */
-const INSERT_ALLOCATIONS = /insert into "?allocations"?/i
+/**
+ * The allocation INSERT on the wire: its text, as the query builder writes it (quoted identifier) or by hand, or the
+ * name of its prepared statement (a connection sends the text once, then only the name).
+ */
+const INSERT_ALLOCATIONS = new RegExp(['insert into "?allocations"?', ...ALLOCATION_STATEMENT_NAMES].join('|'), 'i')
 
 async function allocationsFor(key: string) {
   return direct.db
@@ -229,7 +232,7 @@ describe.runIf(onPostgres())('a database link that stops answering (TCP proxy, r
     await expectRecovered()
   })
 
-  it('concurrent allocations written in one coalesced INSERT: 503 within twice the bound (the batch, then each alone), then replayed', async () => {
+  it('concurrent allocations written in one coalesced INSERT: 503 within twice the bound (a statement before theirs, then theirs), then replayed', async () => {
     const keys = Array.from({ length: 5 }, () => randomUUID())
     const frozen = proxy.freezeOn(INSERT_ALLOCATIONS, 'after')
     const first = Promise.all(keys.map((key) => allocate(key)))

@@ -18,7 +18,7 @@ import type {
   StoredProfitShareLine,
   TaxReceiptPayload,
 } from '../database.js'
-import { prepared } from '../prepared.js'
+import { prepared, preparedName } from '../prepared.js'
 import { eventWritesText, insertWithEvents, type RecordEventDraft } from './webhooks.js'
 
 export interface Allocation {
@@ -290,6 +290,11 @@ const allocationStatementText = (withReceipt: boolean): string => `WITH RECURSIV
 
 const INSERT_ALLOCATIONS = prepared(allocationStatementText(false))
 const INSERT_ALLOCATION_WITH_RECEIPT = prepared(allocationStatementText(true))
+
+/** The names the allocation statements run under: on the wire, a connection sends their text once, then these. */
+export const ALLOCATION_STATEMENT_NAMES: readonly string[] = [INSERT_ALLOCATIONS, INSERT_ALLOCATION_WITH_RECEIPT].flatMap(
+  (text) => preparedName(text) ?? [],
+)
 
 /**
  * The statement's one parameter: a JSON array with, per allocation, an array of the columns of `allocation_drafts` in
