@@ -28,7 +28,7 @@ const KNOWN_USED_KEYS_MAX = 10_000
 /**
  * Allocation statements one process runs at once. Each commits on its own, and a commit waits for its WAL to reach the
  * disk; allocations arriving meanwhile wait for the next statement and share its commit instead of each starting one
- * (docs/write-costs.md, "One allocation statement at a time": at 10 and 50 connections, one at a time served 13–29%
+ * (docs/write-costs.md, "One allocation statement at a time": at 10 and 50 connections, one at a time served 12–13%
  * more new allocations than no bound).
  */
 const ALLOCATION_STATEMENTS_IN_FLIGHT = 1
