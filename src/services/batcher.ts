@@ -1,7 +1,8 @@
 // Coalescing for the hot database paths: items submitted during one turn of the event loop go to the
 // database together, in one statement (one round trip; for writes, one commit). Each caller's promise
 // settles only when the statement holding its item has completed, so nothing is acknowledged before it
-// is durable; if a batch fails, its items are retried one by one so a bad item cannot fail its neighbours.
+// is durable; if a batch fails, its items are retried one by one so a bad item cannot fail its neighbours
+// (unless the link to the database failed, which no item caused).
 import { isConnectionFailure } from '../db/failures.js'
 
 interface Pending<Row, Result> {
@@ -20,8 +21,9 @@ export class Batcher<Row, Result = void> {
 
   /**
    * `writeRows` handles all items in one statement and returns one result per item, in order. With `maxInFlight`,
-   * no more statements than that run at once: items arriving meanwhile wait for the next one, so that under load
-   * they share it (and its commit) instead of each paying one of their own.
+   * no more batches than that run at once: items arriving meanwhile wait for the next one, so that under load they
+   * share it (and its commit) instead of each paying one of their own. A failed batch's one-by-one retry counts as
+   * its batch (its items' statements run together, within its slot).
    */
   constructor(
     private readonly writeRows: (rows: readonly Row[]) => Promise<readonly Result[]>,
