@@ -47,6 +47,7 @@ import webhookEndpointRoutes from './routes/webhook-endpoints.js'
 import summaryRoutes from './routes/summary.js'
 import { RollupWorker } from './services/summary-rollups.js'
 import { PartitionMaintenanceWorker } from './services/partitions.js'
+import { TableStatisticsWorker } from './services/table-statistics.js'
 import { findRolledUntil } from './db/repositories/allocation-rollups.js'
 import auditEventRoutes from './routes/audit-events.js'
 import hubApiRoutes, { type ApiRoutePlugin, type HubRoute } from './routes/hub/api.js'
@@ -83,6 +84,8 @@ declare module 'fastify' {
     summaryRollups: RollupWorker
     /** This process's partition maintenance (running unless PARTITION_MAINTENANCE=false; tests may drive runOnce). */
     partitions: PartitionMaintenanceWorker
+    /** This process's table statistics worker: on Postgres unless TABLE_STATISTICS_WORKER=false (src/services/table-statistics.ts). */
+    tableStatistics: TableStatisticsWorker | undefined
   }
 }
 
@@ -244,6 +247,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     metrics,
   })
   app.decorate('partitions', partitions)
+  // Postgres only: the embedded database has one connection and no autovacuum to stand in for.
+  const tableStatistics =
+    config.TABLE_STATISTICS_WORKER && database.backend === 'postgres'
+      ? new TableStatisticsWorker({ db, intervalMs: config.TABLE_STATISTICS_INTERVAL_MS, log: app.log })
+      : undefined
+  app.decorate('tableStatistics', tableStatistics)
   const wakeWebhooks = () => webhooks.wake()
   app.addHook('onReady', async () => {
     if (addressPolicy.opensRanges) {
@@ -257,6 +266,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     if (config.WEBHOOK_WORKER) webhooks.start()
     if (config.SUMMARY_ROLLUP_WORKER) summaryRollups.start()
     if (config.PARTITION_MAINTENANCE) partitions.start()
+    tableStatistics?.start()
     receipts?.start()
     hubEmails?.start()
     await rateLimits.ready()
@@ -269,7 +279,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     throttleRedis?.disconnect()
     // In-flight deliveries finish (each within the client's 15 s); nothing new is claimed.
     await webhooks.stop()
-    await Promise.all([summaryRollups.stop(), partitions.stop()])
+    await Promise.all([summaryRollups.stop(), partitions.stop(), tableStatistics?.stop()])
     await webhookHttp.close()
     mailer?.close()
     await quotes.drain()

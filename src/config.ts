@@ -204,6 +204,17 @@ export const ConfigSchema = Type.Object(
       maximum: 86400000,
       description: 'How often partition maintenance runs (it also runs at start)',
     }),
+    TABLE_STATISTICS_WORKER: Type.Boolean({
+      default: true,
+      description:
+        "On Postgres with autovacuum off (server-wide or for a table): analyse the tables autovacuum's analyse rule says are due (one process works at a time)",
+    }),
+    TABLE_STATISTICS_INTERVAL_MS: Int({
+      default: 1000,
+      minimum: 100,
+      maximum: 3600000,
+      description: 'How often the tables due an ANALYZE are looked for (one catalogue query)',
+    }),
     QUOTE_RETENTION_DAYS: Int({
       default: 90,
       minimum: 1,

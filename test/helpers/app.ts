@@ -41,7 +41,9 @@ export async function createTestApp(
     hubAssets?: HubAssets
   } = {},
 ): Promise<TestApp> {
-  const config = loadConfig({ LOG_LEVEL: options.captureLogs ? 'info' : 'silent', ...env })
+  // The table statistics worker would ANALYZE under a test's feet (a test that locks a table would see its timeout
+  // logged): off unless a test asks for it (test/integration/table-statistics.test.ts).
+  const config = loadConfig({ LOG_LEVEL: options.captureLogs ? 'info' : 'silent', TABLE_STATISTICS_WORKER: 'false', ...env })
   const database = await createTestDatabase()
   const handle = await database.open()
   const clock = new TestClock()

@@ -1,0 +1,46 @@
+// Which tables need fresh planner statistics, by autovacuum's own analyse rule (docs/table-statistics.md). Postgres
+// keeps a plan made while a table looked empty — a foreign key's check, a prepared statement's generic plan — until
+// that table's statistics change; autovacuum changes them as rows arrive, but only where it runs.
+
+/** A table as the catalogue and the cumulative statistics describe it. */
+export interface TableActivity {
+  table: string
+  /** pg_class.reltuples: -1 before the first ANALYZE. */
+  estimatedRows: number
+  /** Rows inserted, updated or deleted since the last ANALYZE (pg_stat_user_tables.n_mod_since_analyze). */
+  changedSinceAnalyse: number
+  /** pg_class.reloptions, e.g. "autovacuum_enabled=false"; null when none are set. */
+  options: readonly string[] | null
+}
+
+/** The server's autovacuum settings that decide when a table is analysed. */
+export interface AnalyseSettings {
+  autovacuum: boolean
+  /** autovacuum_analyze_threshold */
+  threshold: number
+  /** autovacuum_analyze_scale_factor */
+  scaleFactor: number
+}
+
+// Postgres's spellings of a boolean option's false (it stores the word as written, lower-cased): any prefix of
+// "false", "no", "off" down to "of", and "0".
+const FALSE_WORDS = new Set(['f', 'fa', 'fal', 'fals', 'false', 'n', 'no', 'of', 'off', '0'])
+
+/** Whether autovacuum looks after the table: on in the server and not turned off by the table's own options. */
+export function autovacuumLooksAfter(options: readonly string[] | null, settings: AnalyseSettings): boolean {
+  if (!settings.autovacuum) return false
+  const option = options?.find((o) => o.toLowerCase().startsWith('autovacuum_enabled='))
+  return option === undefined || !FALSE_WORDS.has(option.slice('autovacuum_enabled='.length).toLowerCase().trim())
+}
+
+/**
+ * The tables autovacuum would analyse now and will not, because it does not look after them: changed by more rows
+ * than the threshold plus the scale factor times the estimated rows (a table never analysed counts as empty). By name.
+ */
+export function tablesToAnalyse(tables: readonly TableActivity[], settings: AnalyseSettings): string[] {
+  return tables
+    .filter((t) => !autovacuumLooksAfter(t.options, settings))
+    .filter((t) => t.changedSinceAnalyse > settings.threshold + settings.scaleFactor * Math.max(0, t.estimatedRows))
+    .map((t) => t.table)
+    .sort()
+}
