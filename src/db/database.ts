@@ -377,9 +377,11 @@ export interface ImpactRecordPartnersTable {
   /** The allocation's id, or the reversal's. */
   record_id: string
   organisation_id: string
-  allocation_id: string
-  /** The allocation's created_at (its partition): the record's own time for an allocation, not for a reversal. */
-  allocation_created_at: Date
+  /** A reversal's rows: its allocation's id. NULL for an allocation's rows (the record's own; rows written before
+   * migration 002600 repeat it). */
+  allocation_id: string | null
+  /** A reversal's rows: its allocation's created_at (its partition). NULL with allocation_id. */
+  allocation_created_at: Date | null
 }
 
 /** Sums of impact records per period (migrations/2026_11_24_001700_allocation_rollups.ts, docs/summary.md). */

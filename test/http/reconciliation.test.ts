@@ -140,7 +140,11 @@ async function sqlRecordsWithPartner(
   return rows.map((r) => r.id)
 }
 
-/** The partner rows as they should be, derived from the records' lines, and as they are (sorted the same way). */
+/**
+ * The partner rows as they should be, derived from the records' lines, and as they are (sorted the same way). An
+ * allocation's own rows store no allocation (NULL: it is the record); rows written before migration 002600 repeat the
+ * record's id: both read as the record's.
+ */
 async function partnerRowsDerivedAndStored(): Promise<{ derived: unknown[]; stored: unknown[] }> {
   const { rows: derived } = await sql`
     SELECT DISTINCT (e->>1) AS partner, a.root_organisation_id::text AS root, a.created_at::text AS at, a.id::text AS record,
@@ -152,7 +156,7 @@ async function partnerRowsDerivedAndStored(): Promise<{ derived: unknown[]; stor
     ORDER BY 1, 2, 3, 4`.execute(t.db)
   const { rows: stored } = await sql`
     SELECT impact_partner_id::text AS partner, root_organisation_id::text AS root, funds_date_time::text AS at, record_id::text AS record,
-           organisation_id::text AS organisation, allocation_id::text AS allocation
+           organisation_id::text AS organisation, coalesce(allocation_id, record_id)::text AS allocation
     FROM impact_record_partners ORDER BY 1, 2, 3, 4`.execute(t.db)
   return { derived, stored }
 }
@@ -603,6 +607,14 @@ describe('impact_record_partners', () => {
     expect(await count()).toBe(partners.size * 9 + receiptPartners)
     const { derived, stored } = await partnerRowsDerivedAndStored()
     expect(stored).toEqual(derived)
+    // An allocation's rows do not repeat its id and time (bytes every allocation would write); a reversal's name its
+    // allocation.
+    const { rows: kinds } = await sql<{ allocation_rows: number; repeating: number; reversal_rows: number }>`
+      SELECT count(*) FILTER (WHERE allocation_id IS NULL AND allocation_created_at IS NULL)::int AS allocation_rows,
+             count(*) FILTER (WHERE allocation_id = record_id)::int AS repeating,
+             count(*) FILTER (WHERE allocation_id <> record_id AND allocation_created_at IS NOT NULL)::int AS reversal_rows
+      FROM impact_record_partners WHERE root_organisation_id = ${own.organisationId}::uuid`.execute(t.db)
+    expect(kinds[0]).toEqual({ allocation_rows: partners.size * 8 + receiptPartners, repeating: 0, reversal_rows: partners.size })
   })
 
   it('a partner page is an ordered read of its key, then its allocations by primary key in their month: no Sort node, either direction', async () => {
@@ -694,7 +706,17 @@ describe('impact_record_partners', () => {
       const scans = plan.split('SubPlan')[0] ?? ''
       expect(scans, plan).not.toMatch(/_default|_p2026_12|_p2027_/)
       expect(plan, plan).not.toMatch(/(^|->\s+)Sort\s+\(/m)
+      if (page.filter.consumerReference !== undefined) {
+        // A consumer's pages read the consumer indexes, which hold only the records with a reference (migration 002600).
+        expect(plan, plan).toMatch(/using allocations_p2026_11_root_organisation_id_consumer_\w+/)
+        expect(plan, plan).toMatch(/using allocation_reversals_p2026_11_root_organisation_id_consumer\w*/)
+      }
     }
+    const { rows: definitions } = await sql<{ definition: string }>`
+      SELECT indexdef AS definition FROM pg_indexes
+      WHERE indexname IN ('allocations_consumer_time_idx', 'allocation_reversals_consumer_time_idx')`.execute(t.db)
+    expect(definitions).toHaveLength(2)
+    for (const { definition } of definitions) expect(definition).toMatch(/WHERE \(consumer_reference IS NOT NULL\)$/)
   })
 
   it('the migration fills it from the existing allocations and reversals', async () => {

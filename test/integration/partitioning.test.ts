@@ -39,8 +39,19 @@ async function checkout(options: { allocate?: boolean; receipt?: boolean } = {})
   return { quoteId, allocationId }
 }
 
-const rowsOf = async (table: string) =>
-  (await sql<Record<string, unknown>>`SELECT * FROM ${sql.table(table)}`.execute(t.db)).rows.map((r) => JSON.stringify(r)).sort()
+/**
+ * Every row of the table, as JSON, sorted. A partner row of an allocation reads the allocation's id and time as its
+ * own where it stores none (migration 002600 writes none; its down fills them in and its up keeps them: same reading).
+ */
+const rowsOf = async (table: string) => {
+  const select =
+    table === 'impact_record_partners'
+      ? sql`SELECT impact_partner_id, root_organisation_id, funds_date_time, record_id, organisation_id,
+                   coalesce(allocation_id, record_id) AS allocation_id, coalesce(allocation_created_at, funds_date_time) AS allocation_created_at
+            FROM impact_record_partners`
+      : sql`SELECT * FROM ${sql.table(table)}`
+  return (await sql<Record<string, unknown>>`${select}`.execute(t.db)).rows.map((r) => JSON.stringify(r)).sort()
+}
 
 const partitionNames = async (table: string) =>
   (await partitionListing(t.db)).find((l) => l.table === table)?.partitions.map((p) => p.name) ?? []
@@ -139,6 +150,7 @@ describe('the migration', () => {
 
     // Down past both partitionings (and the migrations between them), then up again.
     const after = [
+      '2026_11_28_002600_lean_partner_rows_and_consumer_index',
       '2026_11_27_002500_plpgsql_write_functions',
       '2026_11_27_002400_compact_entries',
       '2026_11_27_002310_analyze_partitioned_tables',

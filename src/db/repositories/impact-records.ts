@@ -156,10 +156,11 @@ const partnerLed = (filter: ImpactRecordFilter): boolean => filter.impactPartner
 /**
  * The keys of a page filtered by impact partner: an ordered range read of that partner's rows of the tree in
  * impact_record_partners (primary key (impact_partner_id, root_organisation_id, funds_date_time, record_id), which
- * includes the allocation's keys), stopped at LIMIT. So a page costs its own size however rare the partner.
+ * includes a reversal's allocation keys), stopped at LIMIT. So a page costs its own size however rare the partner.
  * Organisations are a row filter on the partner rows (they carry organisation_id). With a consumer reference too, the
  * consumer-led stream reads fewer rows (a consumer has few records) and checks the partner on each: `partnerLed` sends
- * that to `pageKeysQuery`. A row is a reversal's when its record id is not its allocation's.
+ * that to `pageKeysQuery`. A row is a reversal's when it names an allocation other than its record (an allocation's
+ * own rows name none, or, written before migration 002600, themselves).
  */
 function partnerPageKeysQuery(page: ImpactRecordPage): RawBuilder<KeyRow> {
   const { filter } = page
@@ -176,7 +177,8 @@ function partnerPageKeysQuery(page: ImpactRecordPage): RawBuilder<KeyRow> {
   if (page.after) where.push(sql`(x.funds_date_time, x.record_id) > (${page.after.time}::timestamptz, ${page.after.id}::uuid)`)
   if (page.before) where.push(sql`(x.funds_date_time, x.record_id) < (${page.before.time}::timestamptz, ${page.before.id}::uuid)`)
   return sql<KeyRow>`
-    SELECT x.record_id, x.funds_date_time::text AS position_time, x.allocation_id, x.allocation_created_at::text AS allocation_created_at,
+    SELECT x.record_id, x.funds_date_time::text AS position_time, coalesce(x.allocation_id, x.record_id) AS allocation_id,
+           coalesce(x.allocation_created_at, x.funds_date_time)::text AS allocation_created_at,
            CASE WHEN x.record_id <> x.allocation_id THEN x.record_id END AS reversal_id,
            CASE WHEN x.record_id <> x.allocation_id THEN (extract(epoch FROM x.funds_date_time) * 1000)::float8 END AS reversal_created_at
     FROM impact_record_partners x
