@@ -11,6 +11,8 @@ export interface TableActivity {
   changedSinceAnalyse: number
   /** pg_class.reloptions, e.g. "autovacuum_enabled=false"; null when none are set. */
   options: readonly string[] | null
+  /** Seconds since its last ANALYZE (by hand or by autovacuum); null if it has none on record. */
+  secondsSinceAnalyse: number | null
 }
 
 /** The server's autovacuum settings that decide when a table is analysed. */
@@ -20,6 +22,8 @@ export interface AnalyseSettings {
   threshold: number
   /** autovacuum_analyze_scale_factor */
   scaleFactor: number
+  /** autovacuum_naptime, in seconds: autovacuum visits a database at most this often. */
+  naptimeSeconds: number
 }
 
 // Postgres's spellings of a boolean option's false (it stores the word as written, lower-cased): any prefix of
@@ -34,13 +38,21 @@ export function autovacuumLooksAfter(options: readonly string[] | null, settings
 }
 
 /**
- * The tables autovacuum would analyse now and will not, because it does not look after them: changed by more rows
- * than the threshold plus the scale factor times the estimated rows (a table never analysed counts as empty). By name.
+ * The tables autovacuum would analyse and will not, because it does not look after them: changed by more rows than
+ * the threshold plus the scale factor times the estimated rows (a table never analysed counts as empty) — and, as
+ * autovacuum visits a database once a naptime, not analysed within the last naptime, unless the changes outnumber the
+ * rows estimated at the last ANALYZE (the table has about doubled: a plan made on it may be wrong by as much, so it is
+ * analysed at once; a table filling from empty is analysed at 50, 100, 200, … rows, not at every 10%). By name.
  */
 export function tablesToAnalyse(tables: readonly TableActivity[], settings: AnalyseSettings): string[] {
   return tables
     .filter((t) => !autovacuumLooksAfter(t.options, settings))
-    .filter((t) => t.changedSinceAnalyse > settings.threshold + settings.scaleFactor * Math.max(0, t.estimatedRows))
+    .filter((t) => {
+      const estimated = Math.max(0, t.estimatedRows)
+      if (t.changedSinceAnalyse <= settings.threshold + settings.scaleFactor * estimated) return false
+      const rested = t.secondsSinceAnalyse === null || t.secondsSinceAnalyse >= settings.naptimeSeconds
+      return rested || t.changedSinceAnalyse > estimated
+    })
     .map((t) => t.table)
     .sort()
 }

@@ -1,15 +1,22 @@
 import { describe, expect, it } from 'vitest'
 import { autovacuumLooksAfter, tablesToAnalyse, type AnalyseSettings, type TableActivity } from '../../../src/domain/table-statistics.js'
 
-// Postgres's defaults: 50 rows plus 10% of the estimated rows.
-const OFF: AnalyseSettings = { autovacuum: false, threshold: 50, scaleFactor: 0.1 }
+// Postgres's defaults: 50 rows plus 10% of the estimated rows, a visit a minute.
+const OFF: AnalyseSettings = { autovacuum: false, threshold: 50, scaleFactor: 0.1, naptimeSeconds: 60 }
 const ON: AnalyseSettings = { ...OFF, autovacuum: true }
 
-const table = (name: string, estimatedRows: number, changed: number, options: string[] | null = null): TableActivity => ({
+const table = (
+  name: string,
+  estimatedRows: number,
+  changed: number,
+  options: string[] | null = null,
+  secondsSinceAnalyse: number | null = null,
+): TableActivity => ({
   table: name,
   estimatedRows,
   changedSinceAnalyse: changed,
   options,
+  secondsSinceAnalyse,
 })
 
 describe('whether autovacuum looks after a table', () => {
@@ -42,12 +49,14 @@ describe('the tables due an ANALYZE', () => {
     ['10,000 rows estimated, 1,051 changed', table('t', 10_000, 1_051), OFF, true],
     ['due, but autovacuum looks after it', table('t', 0, 5_000), ON, false],
     ['due, autovacuum on but off for this table', table('t', 0, 5_000, ['autovacuum_enabled=false']), ON, true],
-    [
-      'a server threshold of 0 and scale 0: any change',
-      table('t', 1_000_000, 1),
-      { autovacuum: false, threshold: 0, scaleFactor: 0 },
-      true,
-    ],
+    ['a server threshold of 0 and scale 0: any change', table('t', 1_000_000, 1), { ...OFF, threshold: 0, scaleFactor: 0 }, true],
+    // Within a naptime of its last ANALYZE, only a table that has about doubled since.
+    ['over the rule, analysed 30 s ago, grown 10%: waits for the naptime', table('t', 10_000, 1_051, null, 30), OFF, false],
+    ['over the rule, analysed 60 s ago', table('t', 10_000, 1_051, null, 60), OFF, true],
+    ['over the rule, analysed 5 s ago, doubled', table('t', 100, 101, null, 5), OFF, true],
+    ['analysed empty 1 s ago, 51 rows since', table('t', 0, 51, null, 1), OFF, true],
+    ['analysed 5 s ago, grown by 20%: waits', table('t', 1_000, 200, null, 5), OFF, false],
+    ['a naptime of 1 s, analysed 2 s ago', table('t', 1_000, 200, null, 2), { ...OFF, naptimeSeconds: 1 }, true],
   ])('%s', (_name, activity, settings, due) => {
     expect(tablesToAnalyse([activity], settings)).toEqual(due ? ['t'] : [])
   })
