@@ -3,7 +3,6 @@
 // never a tax-receipt month with a receipt still pending. Runs at start and every interval in each API process; an
 // advisory lock lets one process work at a time. A failure is logged and counted; serving goes on (the default
 // partitions take any row whose month has no partition yet).
-import { setTimeout as delay } from 'node:timers/promises'
 import type { Kysely } from 'kysely'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Database } from '../db/database.js'
@@ -32,6 +31,7 @@ import {
   type Retention,
 } from '../domain/partitions.js'
 import type { Metrics } from '../metrics.js'
+import { PeriodicRun } from './periodic.js'
 
 /** pg_try_advisory_lock's key for partition maintenance ("canopy partitions"). */
 const LOCK_KEY = 0x63_70_61_72
@@ -129,28 +129,27 @@ export interface PartitionWorkerOptions extends MaintenanceDeps {
   metrics: Metrics
 }
 
-/** How long stop() waits for a run in progress before the database is closed under it. */
-const STOP_WAIT_MS = 500
-
 /** Runs maintenance at start and every `intervalMs` (PARTITION_MAINTENANCE=false turns it off in a process). */
 export class PartitionMaintenanceWorker {
-  private timer: NodeJS.Timeout | undefined
-  private running: Promise<unknown> | undefined
-  private stopped = true
+  private readonly periodic: PeriodicRun
 
-  constructor(private readonly options: PartitionWorkerOptions) {}
+  constructor(private readonly options: PartitionWorkerOptions) {
+    // A failed run is logged and counted by runOnce; the next comes at the interval all the same.
+    this.periodic = new PeriodicRun(() =>
+      this.runOnce().then(
+        () => options.intervalMs,
+        () => options.intervalMs,
+      ),
+    )
+  }
 
   start(): void {
-    if (!this.stopped) return
-    this.stopped = false
-    this.schedule(0)
+    this.periodic.start()
   }
 
   /** Stops and waits a moment for a run in progress: a run cut short is finished by the next one. */
-  async stop(): Promise<void> {
-    this.stopped = true
-    if (this.timer) clearTimeout(this.timer)
-    await Promise.race([this.running, delay(STOP_WAIT_MS, undefined, { ref: false })])
+  stop(): Promise<void> {
+    return this.periodic.stop()
   }
 
   /** One run now, counted and logged as the scheduled ones are; rejects with its error. */
@@ -168,21 +167,5 @@ export class PartitionMaintenanceWorker {
       log.error({ err: error }, 'partition maintenance failed; serving goes on, it is tried again at the next interval')
       throw error
     }
-  }
-
-  private schedule(delayMs: number): void {
-    this.timer = setTimeout(() => this.tick(), delayMs)
-    this.timer.unref()
-  }
-
-  private tick(): void {
-    if (this.stopped) return
-    this.running = this.runOnce().then(
-      () => undefined,
-      () => undefined,
-    )
-    void this.running.then(() => {
-      if (!this.stopped) this.schedule(this.options.intervalMs)
-    })
   }
 }

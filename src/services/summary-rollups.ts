@@ -4,7 +4,6 @@
 // DATABASE_QUERY_TIMEOUT_MS), so everything older than SUMMARY_ROLLUP_DELAY_SECONDS (validated against those bounds)
 // is committed. Every API process runs the worker; the state row's lock (FOR UPDATE SKIP LOCKED) lets one work at a
 // time. Nothing here is on the allocation's write path.
-import { setTimeout as delay } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
@@ -23,6 +22,7 @@ import {
 } from '../db/repositories/allocation-rollups.js'
 import { GRAIN_MS } from '../domain/summary.js'
 import type { Metrics } from '../metrics.js'
+import { PeriodicRun } from './periodic.js'
 
 export interface RollupDeps {
   readonly db: Kysely<Database>
@@ -141,8 +141,6 @@ export interface RollupWorkerOptions extends RollupDeps {
 /** Time one tick may spend catching up before it lets the next tick (soon after) go on. */
 const TICK_BUDGET_MS = 2000
 const CATCH_UP_PAUSE_MS = 50
-/** How long stop() waits for a roll-up in progress before the database is closed under it. */
-const STOP_WAIT_MS = 500
 
 /**
  * Rolls up closed time every `intervalMs` in this process (started with the app unless SUMMARY_ROLLUP_WORKER=false),
@@ -150,27 +148,23 @@ const STOP_WAIT_MS = 500
  * at the next tick (later each time, up to ten intervals); summaries stay exact meanwhile, only slower.
  */
 export class RollupWorker {
-  private timer: NodeJS.Timeout | undefined
-  private running: Promise<unknown> | undefined
-  private stopped = true
+  private readonly periodic: PeriodicRun
   private failures = 0
 
-  constructor(private readonly options: RollupWorkerOptions) {}
+  constructor(private readonly options: RollupWorkerOptions) {
+    this.periodic = new PeriodicRun(() => this.tick())
+  }
 
   start(): void {
-    if (!this.stopped) return
-    this.stopped = false
-    this.schedule(0)
+    this.periodic.start()
   }
 
   /**
    * Stops ticking and waits a moment for a transaction in progress. Not longer: on a frozen link it would hold
    * shutdown for the whole query bound, and a roll-up cut short by the pool closing rolls back and is redone later.
    */
-  async stop(): Promise<void> {
-    this.stopped = true
-    if (this.timer) clearTimeout(this.timer)
-    await Promise.race([this.running, delay(STOP_WAIT_MS, undefined, { ref: false })])
+  stop(): Promise<void> {
+    return this.periodic.stop()
   }
 
   /** Rolls up everything closed now (tests and operators); the same work as the ticks, without a budget. */
@@ -178,32 +172,25 @@ export class RollupWorker {
     return rollUpClosedTime(this.options, { skipLocked: true })
   }
 
-  private schedule(delayMs: number): void {
-    this.timer = setTimeout(() => this.tick(), delayMs)
-    this.timer.unref()
-  }
-
-  private tick(): void {
-    if (this.stopped) return
+  /** One tick's roll-up within its budget; the delay before the next. */
+  private async tick(): Promise<number> {
     const { intervalMs, log, metrics } = this.options
-    this.running = rollUpClosedTime(this.options, { budgetMs: TICK_BUDGET_MS, skipLocked: true }).then(
-      (progress) => {
-        this.failures = 0
-        if (!this.stopped) this.schedule(progress.caughtUp || progress.busy ? intervalMs : CATCH_UP_PAUSE_MS)
-      },
-      (error: unknown) => {
-        if (this.stopped) {
-          log.warn({ err: error }, 'summary roll-up cut short by shutdown; it is redone at the next start')
-          return
-        }
-        this.failures++
-        metrics.summaryRollupFailed()
-        log.error(
-          { err: error, failures: this.failures },
-          'summary rollups could not be brought up to date; summaries read the records meanwhile',
-        )
-        this.schedule(intervalMs * Math.min(this.failures, 10))
-      },
-    )
+    try {
+      const progress = await rollUpClosedTime(this.options, { budgetMs: TICK_BUDGET_MS, skipLocked: true })
+      this.failures = 0
+      return progress.caughtUp || progress.busy ? intervalMs : CATCH_UP_PAUSE_MS
+    } catch (error) {
+      if (this.periodic.stopped) {
+        log.warn({ err: error }, 'summary roll-up cut short by shutdown; it is redone at the next start')
+        return intervalMs
+      }
+      this.failures++
+      metrics.summaryRollupFailed()
+      log.error(
+        { err: error, failures: this.failures },
+        'summary rollups could not be brought up to date; summaries read the records meanwhile',
+      )
+      return intervalMs * Math.min(this.failures, 10)
+    }
   }
 }

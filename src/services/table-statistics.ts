@@ -4,20 +4,18 @@
 // every plan made on it, such as a foreign key's check, as a scan of the whole partition, one per row written. On
 // Postgres only: the embedded database serves one connection and is not where this matters. An advisory lock lets one
 // process work at a time; a failure is logged and serving goes on.
-import { setTimeout as delay } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { withMaintenanceLock } from '../db/repositories/partitions.js'
 import { analyseTable, readTableActivity } from '../db/repositories/table-statistics.js'
 import { tablesToAnalyse } from '../domain/table-statistics.js'
+import { PeriodicRun } from './periodic.js'
 
 /** pg_try_advisory_lock's key for table statistics ("csta"). */
 const LOCK_KEY = 0x63_73_74_61
 /** After a failed run, the next one waits at least this long (an ANALYZE cut off by the statement timeout would be). */
 const RETRY_AFTER_FAILURE_MS = 60_000
-/** How long stop() waits for a run in progress. */
-const STOP_WAIT_MS = 500
 
 /** The tables one run analysed; undefined when another process was running one. */
 export async function analyseDueTables(db: Kysely<Database>): Promise<string[] | undefined> {
@@ -37,22 +35,26 @@ export interface TableStatisticsWorkerOptions {
 
 /** Runs analyseDueTables every `intervalMs` (TABLE_STATISTICS_WORKER=false turns it off in a process). */
 export class TableStatisticsWorker {
-  private timer: NodeJS.Timeout | undefined
-  private running: Promise<number> | undefined
-  private stopped = true
+  private readonly periodic: PeriodicRun
 
-  constructor(private readonly options: TableStatisticsWorkerOptions) {}
-
-  start(): void {
-    if (!this.stopped) return
-    this.stopped = false
-    this.schedule(0)
+  constructor(private readonly options: TableStatisticsWorkerOptions) {
+    this.periodic = new PeriodicRun(() =>
+      this.runOnce().then(
+        () => options.intervalMs,
+        (error: unknown) => {
+          options.log.warn({ err: error }, 'table statistics: a run failed; serving goes on, it is tried again later')
+          return Math.max(options.intervalMs, RETRY_AFTER_FAILURE_MS)
+        },
+      ),
+    )
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true
-    if (this.timer) clearTimeout(this.timer)
-    await Promise.race([this.running, delay(STOP_WAIT_MS, undefined, { ref: false })])
+  start(): void {
+    this.periodic.start()
+  }
+
+  stop(): Promise<void> {
+    return this.periodic.stop()
   }
 
   /** One run now, logged as the scheduled ones are; rejects with its error. */
@@ -60,24 +62,5 @@ export class TableStatisticsWorker {
     const analysed = await analyseDueTables(this.options.db)
     if (analysed && analysed.length > 0) this.options.log.debug({ analysed }, 'table statistics: analysed')
     return analysed
-  }
-
-  private schedule(delayMs: number): void {
-    this.timer = setTimeout(() => this.tick(), delayMs)
-    this.timer.unref()
-  }
-
-  private tick(): void {
-    if (this.stopped) return
-    this.running = this.runOnce().then(
-      () => this.options.intervalMs,
-      (error: unknown) => {
-        this.options.log.warn({ err: error }, 'table statistics: a run failed; serving goes on, it is tried again later')
-        return Math.max(this.options.intervalMs, RETRY_AFTER_FAILURE_MS)
-      },
-    )
-    void this.running.then((next) => {
-      if (!this.stopped) this.schedule(next)
-    })
   }
 }

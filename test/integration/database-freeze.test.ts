@@ -14,6 +14,7 @@ import { ALLOCATION_STATEMENT_NAMES, findUnbalancedAllocations } from '../../src
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/db.js'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
+import { until } from '../helpers/wait.js'
 
 const CONNECT_TIMEOUT_MS = 500
 const QUERY_TIMEOUT_MS = 1000
@@ -81,15 +82,6 @@ async function expectExactlyOne(key: string, body: string): Promise<void> {
   expect(await findUnbalancedAllocations(direct.db)).toEqual([])
   const entries = await direct.db.selectFrom('allocation_entries').select('kind').where('allocation_id', '=', rows[0]!.id).execute()
   expect(entries.length).toBeGreaterThan(0)
-}
-
-async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (done(value) || Date.now() > deadline) return value
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
 }
 
 /** After a freeze: the same app answers again, with a healthy pool (no connection left stuck). */

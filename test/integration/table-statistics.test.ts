@@ -10,15 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { client, createTestApp, type TestApp } from '../helpers/app.js'
 import { onPostgres } from '../helpers/db.js'
 import { createOrg, floristQuote, importDemoCatalogue } from '../helpers/factories.js'
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs
-  for (;;) {
-    const value = await read()
-    if (done(value) || Date.now() > until) return value
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
+import { until } from '../helpers/wait.js'
 
 describe.runIf(onPostgres())('the table statistics worker (Postgres)', () => {
   let t: TestApp
@@ -48,9 +40,10 @@ describe.runIf(onPostgres())('the table statistics worker (Postgres)', () => {
     await probe.query('SELECT pg_stat_force_next_flush()')
     await probe.query('SELECT 1')
     expect(
-      await eventually(
+      await until(
         () => estimatedRows('stats_probe_due'),
         (n) => n === 200,
+        20_000,
       ),
     ).toBe(200)
     // 10 rows are under the threshold (50): never analysed.
@@ -80,9 +73,10 @@ describe.runIf(onPostgres())('the table statistics worker (Postgres)', () => {
     }
     // The API's connections report their counts within 10 s of falling idle; the worker then analyses the partition
     // (perhaps before the last of them: once more than 50 rows have come, as autovacuum would).
-    const analysed = await eventually(
+    const analysed = await until(
       () => estimatedRows(partition),
       (n) => n > 50,
+      20_000,
     )
     expect(analysed).toBeGreaterThan(50)
     expect(analysed).toBeLessThanOrEqual(81)
