@@ -271,8 +271,10 @@ export interface AllocationsTable {
   collection_organisation_id: string
   /** The quote's consumer.reference. */
   consumer_reference: string | null
-  /** The quote's merchant, when it named one. */
+  /** The quote's merchant, in rows written before migration 002700; NULL in rows since (see merchant_id). */
   merchant: ColumnType<StoredMerchant | null, string | null, never>
+  /** merchant_snapshots.id of the quote's merchant, when it named one (rows since migration 002700). */
+  merchant_id: ColumnType<string | null, string | null, never>
   /** Its profit-share lines; null when no organisation up the chain keeps a share. */
   profit_share: ColumnType<StoredProfitShare | null, string | null | undefined, never>
 }
@@ -318,6 +320,13 @@ export type StoredEntryAmounts = [
   serviceFeeSalesTaxRate: string,
   serviceFeeSalesTaxAmount: string,
 ]
+
+/** A merchant as quotes named it, stored once per distinct content (its id: merchantSnapshotOf in repositories/allocations.ts). */
+export interface MerchantSnapshotsTable {
+  id: string
+  body: ColumnType<StoredMerchant, string, never>
+  created_at: Generated<Date>
+}
 
 /** A view over allocations.entries (read only): a row per line, its kind spelled out. */
 export interface AllocationEntriesTable {
@@ -613,6 +622,7 @@ export interface Database {
   quote_snapshots: QuoteSnapshotsTable
   sessions: SessionsTable
   allocations: AllocationsTable
+  merchant_snapshots: MerchantSnapshotsTable
   allocation_entries: AllocationEntriesTable
   allocation_reversals: AllocationReversalsTable
   allocation_idempotency_keys: AllocationIdempotencyKeysTable

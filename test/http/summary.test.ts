@@ -632,6 +632,7 @@ describe('rollups', () => {
     await rollTo(new Date('2027-03-28T00:45:00Z'))
     const byWorker = await rows()
     expect(byWorker.some((r) => r.grain === 'week')).toBe(true)
+    expect(await migrateDown(t.db)).toEqual(['2026_11_28_002700_merchant_snapshots'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_28_002600_lean_partner_rows_and_consumer_index'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_27_002500_plpgsql_write_functions'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_27_002400_compact_entries'])
@@ -646,6 +647,7 @@ describe('rollups', () => {
       '2026_11_27_002400_compact_entries',
       '2026_11_27_002500_plpgsql_write_functions',
       '2026_11_28_002600_lean_partner_rows_and_consumer_index',
+      '2026_11_28_002700_merchant_snapshots',
     ])
     expect(await rows()).toEqual(byWorker)
   })

@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto'
 import { Migrator, sql, type Kysely } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrations } from '../../migrations/index.js'
-import type { Database } from '../../src/db/database.js'
-import { migrateDown, pendingMigrations } from '../../src/db/migrate.js'
-import { findAllocationById } from '../../src/db/repositories/allocations.js'
+import type { Database, StoredAllocationEntry } from '../../src/db/database.js'
+import { migrateDown, migrateToLatest, pendingMigrations } from '../../src/db/migrate.js'
+import { splitOf } from '../../src/db/repositories/allocations.js'
 import { DEMO_PARTNER_IDS } from '../../src/domain/data/demo-catalogue.js'
 import type { AllocationSplit } from '../../src/domain/types.js'
 import { resetRollups, rollUpTo, verifyRollups } from '../../src/services/summary-rollups.js'
@@ -18,7 +18,11 @@ import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '.
 
 const MIGRATION = '2026_11_27_002400_compact_entries'
 /** The migrations after it: undone before these tests, which move between it and the one before it. */
-const LATER = ['2026_11_27_002500_plpgsql_write_functions', '2026_11_28_002600_lean_partner_rows_and_consumer_index']
+const LATER = [
+  '2026_11_27_002500_plpgsql_write_functions',
+  '2026_11_28_002600_lean_partner_rows_and_consumer_index',
+  '2026_11_28_002700_merchant_snapshots',
+]
 /** Applies the migrations up to MIGRATION (not those after it); returns the names applied now. */
 async function migrateToIt(db: Kysely<Database>): Promise<string[]> {
   const { error, results = [] } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo(MIGRATION)
@@ -107,8 +111,18 @@ async function originalDefinitions() {
   return found
 }
 
-/** Every answer that reads the allocations' entries, with its status and content type. */
+/**
+ * Every answer that reads the allocations' entries, with its status and content type, from the rows as they are
+ * now: read with the later migrations applied (the app's reads are the latest schema's), which are then undone.
+ */
 async function answers(): Promise<string[]> {
+  expect(await migrateToLatest(t.db)).toEqual(LATER)
+  const answered = await answersAtLatest()
+  for (const name of [...LATER].reverse()) expect(await migrateDown(t.db)).toEqual([name])
+  return answered
+}
+
+async function answersAtLatest(): Promise<string[]> {
   const get = (key: string, path: string, accept?: string) =>
     client(t.app, key)
       .get(path, accept ? { accept } : {})
@@ -181,7 +195,10 @@ describe('the compact entries migration', () => {
   it('converts allocations written before it exactly, every answer is the same, and down gives back the same jsonb', async () => {
     const compact = await entriesText()
     expect(compact).toHaveLength(6)
-    const splits = new Map(await Promise.all(allocations.map(async (id) => [id, (await findAllocationById(t.db, id))?.split] as const)))
+    // Read by SQL of this schema (the repository's reads are the latest schema's).
+    const { rows: stored } = await sql<{ id: string; currency_code: string; entries: StoredAllocationEntry[] }>`
+      SELECT id, currency_code, entries FROM allocations WHERE id = ANY(${allocations}::uuid[])`.execute(t.db)
+    const splits = new Map(stored.map((r) => [r.id, splitOf(r.currency_code, r.entries)] as const))
     const latest = await definitions(t.db)
     const answered = await answers()
     expect(answered.filter((a) => / 200 /.test(a))).toHaveLength(answered.length)

@@ -42,6 +42,8 @@ async function checkout(options: { allocate?: boolean; receipt?: boolean } = {})
 /**
  * Every row of the table, as JSON, sorted. A partner row of an allocation reads the allocation's id and time as its
  * own where it stores none (migration 002600 writes none; its down fills them in and its up keeps them: same reading).
+ * An allocation reads its merchant from its snapshot where it names one (migration 002700; its down copies the
+ * snapshot into the row, and its up keeps it there: same reading).
  */
 const rowsOf = async (table: string) => {
   const select =
@@ -49,7 +51,10 @@ const rowsOf = async (table: string) => {
       ? sql`SELECT impact_partner_id, root_organisation_id, funds_date_time, record_id, organisation_id,
                    coalesce(allocation_id, record_id) AS allocation_id, coalesce(allocation_created_at, funds_date_time) AS allocation_created_at
             FROM impact_record_partners`
-      : sql`SELECT * FROM ${sql.table(table)}`
+      : table === 'allocations'
+        ? sql`SELECT to_jsonb(a) - 'merchant_id' || jsonb_build_object('merchant', coalesce(a.merchant, m.body)) AS row
+              FROM allocations a LEFT JOIN merchant_snapshots m ON m.id = a.merchant_id`
+        : sql`SELECT * FROM ${sql.table(table)}`
   return (await sql<Record<string, unknown>>`${select}`.execute(t.db)).rows.map((r) => JSON.stringify(r)).sort()
 }
 
@@ -150,6 +155,7 @@ describe('the migration', () => {
 
     // Down past both partitionings (and the migrations between them), then up again.
     const after = [
+      '2026_11_28_002700_merchant_snapshots',
       '2026_11_28_002600_lean_partner_rows_and_consumer_index',
       '2026_11_27_002500_plpgsql_write_functions',
       '2026_11_27_002400_compact_entries',

@@ -1,7 +1,9 @@
 // Funds allocations and their reversals. An allocation is one row: its entries are one jsonb array, its
 // Idempotency-Key is unique per organisation, and a CHECK makes Postgres refuse entries that do not sum to
-// the amounts paid. An allocation, its entries, its profit-share lines (a column of its row), its tax-receipt outbox
-// row, its webhook event and its partner rows (impact_record_partners) are written by one statement.
+// the amounts paid. An allocation, its entries, its profit-share lines (a column of its row), its merchant's snapshot
+// (merchant_snapshots, once per distinct merchant), its tax-receipt outbox row, its webhook event and its partner rows
+// (impact_record_partners) are written by one statement.
+import { createHash } from 'node:crypto'
 import { CompiledQuery, sql, type Kysely } from 'kysely'
 import { formatMinorUnits, minorUnitsOf, parseDecimal, toMinorUnits } from '../../domain/money.js'
 import { serviceFeeOf, type ProfitShareLine, type ProfitShareSplit } from '../../domain/profit-share.js'
@@ -157,7 +159,10 @@ export function decodeProfitShare(stored: StoredProfitShare, fundsCurrencyCode: 
 export const profitShareOf = (stored: StoredProfitShare | null, split: AllocationSplit): ProfitShareSplit | null =>
   stored === null ? null : decodeProfitShare(stored, split.currencyCode, serviceFeeOf(split))
 
-const allocationFromRow = (row: AllocationRow): Allocation => {
+/** An allocation row with its merchant snapshot's body (NULL when it names none). */
+type AllocationWithMerchantRow = AllocationRow & { merchant_body: StoredMerchant | null }
+
+const allocationFromRow = (row: AllocationWithMerchantRow): Allocation => {
   const split = splitOf(row.currency_code, row.entries)
   return {
     id: row.id,
@@ -174,9 +179,27 @@ const allocationFromRow = (row: AllocationRow): Allocation => {
     createdAt: row.created_at,
     collectionOrganisationId: row.collection_organisation_id,
     consumerReference: row.consumer_reference,
-    merchant: row.merchant,
+    merchant: row.merchant ?? row.merchant_body,
     profitShare: profitShareOf(row.profit_share, split),
   }
+}
+
+/** Per merchant object (a quote's request keeps one, and a stored quote never changes): hashed once, not per allocation. */
+const merchantSnapshotIds = new WeakMap<StoredMerchant, string>()
+
+/**
+ * The id of a merchant's row in merchant_snapshots: the first 16 bytes of the SHA-256 of its JSON, so the same content
+ * always names the same row and a merchant's allocations share one. A merchant sent with its fields in another order
+ * makes a second row of equal content: harmless.
+ */
+export function merchantSnapshotIdOf(merchant: StoredMerchant): string {
+  let id = merchantSnapshotIds.get(merchant)
+  if (id === undefined) {
+    const hex = createHash('sha256').update(JSON.stringify(merchant)).digest('hex')
+    id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`
+    merchantSnapshotIds.set(merchant, id)
+  }
+  return id
 }
 
 /**
@@ -202,7 +225,7 @@ const partnerRowsText = (of: 'allocations' | 'reversals') => `
 /** The columns of an allocation row the allocation statement writes (all but the top of its tree). */
 const ALLOCATION_COLUMNS =
   'id, organisation_id, quote_id, idempotency_key, request_hash, currency_code, credits_amount, contribution_amount, tax_liability, ' +
-  'issue_tax_receipt, entries, created_at, collection_organisation_id, consumer_reference, merchant, profit_share'
+  'issue_tax_receipt, entries, created_at, collection_organisation_id, consumer_reference, merchant_id, profit_share'
 
 /**
  * Looks up several (organisation, key) pairs in one statement; one result per pair, in order. The keys table names each
@@ -218,7 +241,9 @@ export async function findAllocationsByKeys(
     .innerJoin('allocations as a', (join) =>
       join.onRef('a.id', '=', 'k.allocation_id').onRef('a.created_at', '=', 'k.allocation_created_at'),
     )
+    .leftJoin('merchant_snapshots as m', 'm.id', 'a.merchant_id')
     .selectAll('a')
+    .select('m.body as merchant_body')
     .where((eb) =>
       eb(
         eb.refTuple('k.organisation_id', 'k.idempotency_key'),
@@ -249,7 +274,8 @@ export interface AllocationDraft {
  * eventWritesText). Its CTEs:
  * `allocation_drafts` (the rows, in order); `keyed` (the keys this statement took: ON CONFLICT DO NOTHING on the keys
  * table's primary key, where a concurrent duplicate waits for the first writer, bounded by lock_timeout, and then takes
- * nothing; within one statement the first row wins); `written` (the allocations of the keys taken, each with the top
+ * nothing; within one statement the first row wins); `merchants` (the merchants' snapshots, ON CONFLICT DO NOTHING:
+ * one row per content, never changed, so one an allocation names always exists once it is committed); `written` (the allocations of the keys taken, each with the top
  * of its tree found by the INSERT itself); their partner rows, and their webhook events and deliveries. With a
  * receipt, one allocation and its tax-receipt outbox row.
  */
@@ -259,8 +285,8 @@ const allocationStatementText = (withReceipt: boolean): string => `WITH RECURSIV
         decode(r->>4, 'hex') AS request_hash, r->>5 AS currency_code, (r->>6)::numeric AS credits_amount,
         (r->>7)::numeric AS contribution_amount, r->>8 AS tax_liability, (r->>9)::boolean AS issue_tax_receipt, r->10 AS entries,
         (r->>11)::timestamptz AS created_at, (r->>12)::uuid AS collection_organisation_id, r->>13 AS consumer_reference,
-        nullif(r->14, 'null') AS merchant, nullif(r->15, 'null') AS profit_share, (r->>16)::uuid AS event_id,
-        (r->>17)::numeric AS quote_co2e_grams, n
+        (r->>14)::uuid AS merchant_id, r->15 AS merchant, nullif(r->16, 'null') AS profit_share, (r->>17)::uuid AS event_id,
+        (r->>18)::numeric AS quote_co2e_grams, n
       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS t(r, n)
     ),
     keyed AS (
@@ -268,6 +294,11 @@ const allocationStatementText = (withReceipt: boolean): string => `WITH RECURSIV
       SELECT organisation_id, idempotency_key, id, created_at FROM allocation_drafts ORDER BY n
       ON CONFLICT DO NOTHING
       RETURNING allocation_id
+    ),
+    merchants AS (
+      INSERT INTO merchant_snapshots (id, body)
+      SELECT DISTINCT ON (merchant_id) merchant_id, merchant FROM allocation_drafts WHERE merchant_id IS NOT NULL
+      ON CONFLICT DO NOTHING
     ),
     written AS (
       INSERT INTO allocations (${ALLOCATION_COLUMNS}, root_organisation_id)
@@ -320,6 +351,7 @@ function draftsParameter(items: readonly AllocationDraft[]): string {
       a.createdAt.toISOString(),
       a.collectionOrganisationId,
       a.consumerReference,
+      a.merchant === null ? null : merchantSnapshotIdOf(a.merchant),
       a.merchant,
       a.profitShare === null ? null : encodeProfitShare(a.profitShare, a.currencyCode),
       event.id,
@@ -358,7 +390,13 @@ export async function insertAllocationWithReceipt(db: Kysely<Database>, item: Al
 }
 
 export async function findAllocationById(db: Kysely<Database>, id: string): Promise<Allocation | undefined> {
-  const row = await db.selectFrom('allocations').selectAll().where('id', '=', id).executeTakeFirst()
+  const row = await db
+    .selectFrom('allocations as a')
+    .leftJoin('merchant_snapshots as m', 'm.id', 'a.merchant_id')
+    .selectAll('a')
+    .select('m.body as merchant_body')
+    .where('a.id', '=', id)
+    .executeTakeFirst()
   return row && allocationFromRow(row)
 }
 

@@ -111,11 +111,14 @@ const recordFromRow = (row: AllocationColumnsRow, key: Omit<KeyRow, 'allocation_
   }
 }
 
-/** What every record row carries, from its allocation `a` (the organisation read per returned row only). */
+/**
+ * What every record row carries, from its allocation `a` (the organisation and the merchant read per returned row
+ * only; the merchant is the row's own in rows written before migration 002700, its snapshot's since).
+ */
 const ALLOCATION_COLUMNS = sql`
   a.id AS allocation_id, a.quote_id, a.organisation_id, a.currency_code, a.tax_liability, a.entries,
-  (extract(epoch FROM a.created_at) * 1000)::float8 AS allocated_at, a.collection_organisation_id, a.consumer_reference, a.merchant,
-  a.profit_share,
+  (extract(epoch FROM a.created_at) * 1000)::float8 AS allocated_at, a.collection_organisation_id, a.consumer_reference,
+  coalesce(a.merchant, (SELECT m.body FROM merchant_snapshots m WHERE m.id = a.merchant_id)) AS merchant, a.profit_share,
   (SELECT jsonb_build_object('reference', o.organisation_reference, 'name', o.trading_name, 'mcc', o.mcc, 'address', o.address)
      FROM organisations o WHERE o.id = a.organisation_id) AS organisation`
 
