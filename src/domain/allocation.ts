@@ -3,14 +3,20 @@
 import type { AllocationEntryAmounts, AllocationSplit, ContributionAllocationEntry, CreditAllocationEntry, LockedQuote } from './types.js'
 import {
   Decimal,
+  decimalTextToMinorUnits,
   formatDecimal,
   formatMinorUnits,
   formatRate,
   fromMinorUnits,
   parseDecimal,
+  plainDecimalOf,
+  quotientHalfUp,
   roundHalfUp,
-  splitByWeights,
+  scaledWeightsOf,
+  splitByScaledWeights,
   toMinorUnits,
+  type PlainDecimal,
+  type ScaledWeights,
 } from './money.js'
 import { DomainError } from './errors.js'
 import { splitWeightsOf } from './pricing.js'
@@ -23,10 +29,73 @@ export interface AllocationRequest {
 /** Decimal places of the tonnes recorded per project. */
 export const QUANTITY_DECIMALS = 6
 
+// An amount above zero written as a plain decimal: digits, at least one of them not 0, and at most one point.
+const PLAIN_POSITIVE_AMOUNT = /^(?=[\d.]*[1-9])\d+(?:\.\d+)?$/
+
 function paidMinorUnits(amount: string, digits: number, path: string): bigint {
+  // The common case without building a Decimal: decimalTextToMinorUnits gives toMinorUnits' answer and errors, and
+  // the pattern has already excluded what the checks below refuse first (not a number, not above zero).
+  if (PLAIN_POSITIVE_AMOUNT.test(amount)) return decimalTextToMinorUnits(amount, digits, path)
   const value = parseDecimal(amount, path)
   if (!value.greaterThan(0)) throw new DomainError('AMOUNT_OUT_OF_RANGE', 'amount must be greater than 0', path)
   return toMinorUnits(value, digits, path)
+}
+
+type SectionTaxRates = { readonly impactTax: string; readonly serviceFee: string; readonly serviceFeeTax: string }
+
+/** What splitting a section's payments needs from its rates: the same for every allocation of the quote. */
+interface SectionPlan {
+  /** The raw weights [1, ti, f, f·tf] (pricing.ts, splitWeightsOf), scaled. */
+  readonly components: ScaledWeights
+  /** The raw rates every entry carries, in shortest form. */
+  readonly impactTaxRate: string
+  readonly serviceFeeTaxRate: string
+}
+
+/** A credits section's plan: with its projects' weights, scaled, and their unit prices as plain decimals when they are. */
+interface CreditsPlan extends SectionPlan {
+  readonly projectWeights: ScaledWeights
+  readonly unitPrices: readonly (PlainDecimal | undefined)[]
+}
+
+const sectionPlanOf = (rates: SectionTaxRates): SectionPlan => ({
+  components: scaledWeightsOf(splitWeightsOf(rates)),
+  impactTaxRate: formatRate(rates.impactTax),
+  serviceFeeTaxRate: formatRate(rates.serviceFeeTax),
+})
+
+// A quote's sections never change once it is locked, and a quote being allocated stays in the quote cache
+// (src/services/quote-store.ts), so its plans are made once per section object rather than per allocation. Keyed by the
+// object itself: the plan of a section no longer referenced goes with it.
+const creditsPlans = new WeakMap<NonNullable<LockedQuote['credits']>, CreditsPlan>()
+const contributionPlans = new WeakMap<LockedQuote['contribution'], SectionPlan>()
+
+function creditsPlanOf(section: NonNullable<LockedQuote['credits']>): CreditsPlan {
+  let plan = creditsPlans.get(section)
+  if (plan === undefined) {
+    plan = {
+      ...sectionPlanOf(section.taxRates),
+      projectWeights: scaledWeightsOf(section.projects.map((project) => project.weight)),
+      unitPrices: section.projects.map((project) => plainDecimalOf(project.unitPrice)),
+    }
+    creditsPlans.set(section, plan)
+  }
+  return plan
+}
+
+function contributionPlanOf(section: LockedQuote['contribution']): SectionPlan {
+  let plan = contributionPlans.get(section)
+  if (plan === undefined) {
+    plan = sectionPlanOf(section.taxRates)
+    contributionPlans.set(section, plan)
+  }
+  return plan
+}
+
+/** n equal weights, scaled (what scaledWeightsOf gives for n times "1"). */
+function equalWeights(n: number): ScaledWeights {
+  if (n === 0) throw new RangeError('split weights must not all be zero')
+  return { scaled: new Array<bigint>(n).fill(1n), sum: BigInt(n) }
 }
 
 /**
@@ -34,31 +103,34 @@ function paidMinorUnits(amount: string, digits: number, path: string): bigint {
  * [1, ti, f, f·tf], then each component across the recipients by `recipientWeights`.
  * Returns one [impact, impactTax, serviceFee, serviceFeeTax] tuple per recipient.
  */
-function splitSection(
-  paid: bigint,
-  rates: { readonly impactTax: string; readonly serviceFee: string; readonly serviceFeeTax: string },
-  recipientWeights: readonly string[],
-): bigint[][] {
-  const components = splitByWeights(paid, splitWeightsOf(rates))
-  const perComponent = components.map((component) => splitByWeights(component, recipientWeights))
-  return recipientWeights.map((_, recipient) => perComponent.map((parts) => parts[recipient] ?? 0n))
+function splitSection(paid: bigint, components: ScaledWeights, recipientWeights: ScaledWeights): bigint[][] {
+  const perComponent = splitByScaledWeights(paid, components).map((component) => splitByScaledWeights(component, recipientWeights))
+  return recipientWeights.scaled.map((_, recipient) => perComponent.map((parts) => parts[recipient] ?? 0n))
 }
 
 /** One entry's amounts from its [impact, impactTax, serviceFee, serviceFeeTax] minor units, with the raw rates. */
-function entryAmounts(
-  parts: readonly bigint[] | undefined,
-  money: (minor: bigint) => string,
-  rates: { readonly impactTax: string; readonly serviceFeeTax: string },
-): AllocationEntryAmounts {
+function entryAmounts(parts: readonly bigint[] | undefined, money: (minor: bigint) => string, plan: SectionPlan): AllocationEntryAmounts {
   const [impact = 0n, impactTax = 0n, serviceFee = 0n, serviceFeeTax = 0n] = parts ?? []
   return {
     impactAmount: money(impact),
     impactSalesTaxAmount: money(impactTax),
-    impactSalesTaxRate: formatRate(rates.impactTax),
+    impactSalesTaxRate: plan.impactTaxRate,
     serviceFeeAmount: money(serviceFee),
     serviceFeeSalesTaxAmount: money(serviceFeeTax),
-    serviceFeeSalesTaxRate: formatRate(rates.serviceFeeTax),
+    serviceFeeSalesTaxRate: plan.serviceFeeTaxRate,
   }
+}
+
+/** impactAmount / unit price, half-up to QUANTITY_DECIMALS ("0.000000" if the price is 0). */
+function quantityTonnesOf(impactMinor: bigint, digits: number, unitPrice: string, plainUnitPrice: PlainDecimal | undefined): string {
+  if (plainUnitPrice !== undefined) {
+    if (plainUnitPrice.units === 0n) return formatMinorUnits(0n, QUANTITY_DECIMALS)
+    const exact = quotientHalfUp(impactMinor, digits, plainUnitPrice, QUANTITY_DECIMALS)
+    if (exact !== undefined) return exact
+  }
+  const price = new Decimal(unitPrice)
+  const quantity = price.isZero() ? new Decimal(0) : roundHalfUp(fromMinorUnits(impactMinor, digits).div(price), QUANTITY_DECIMALS)
+  return formatDecimal(quantity, QUANTITY_DECIMALS)
 }
 
 /**
@@ -86,23 +158,14 @@ export function splitAllocation(quote: LockedQuote, request: AllocationRequest):
     const section = quote.credits
     if (section === undefined) throw new DomainError('NO_CREDITS_IN_QUOTE', 'the quote has no credits section', '/credits')
     const paid = paidMinorUnits(request.credits.amount, digits, '/credits/amount')
-    const parts = splitSection(
-      paid,
-      section.taxRates,
-      section.projects.map((project) => project.weight),
-    )
-    credits = section.projects.map((project, i) => {
-      const amounts = entryAmounts(parts[i], money, section.taxRates)
-      const impactAmount = fromMinorUnits(parts[i]?.[0] ?? 0n, digits)
-      const unitPrice = new Decimal(project.unitPrice)
-      const quantity = unitPrice.isZero() ? new Decimal(0) : roundHalfUp(impactAmount.div(unitPrice), QUANTITY_DECIMALS)
-      return {
-        projectId: project.id,
-        impactPartnerId: project.impactPartnerId,
-        ...amounts,
-        quantityTonnes: formatDecimal(quantity, QUANTITY_DECIMALS),
-      }
-    })
+    const plan = creditsPlanOf(section)
+    const parts = splitSection(paid, plan.components, plan.projectWeights)
+    credits = section.projects.map((project, i) => ({
+      projectId: project.id,
+      impactPartnerId: project.impactPartnerId,
+      ...entryAmounts(parts[i], money, plan),
+      quantityTonnes: quantityTonnesOf(parts[i]?.[0] ?? 0n, digits, project.unitPrice, plan.unitPrices[i]),
+    }))
   }
 
   let contributions: ContributionAllocationEntry[] = []
@@ -119,12 +182,9 @@ export function splitAllocation(quote: LockedQuote, request: AllocationRequest):
       }
     })
     const chosen = requested.length === 0 ? section.impactPartnerIds : section.impactPartnerIds.filter((id) => requested.includes(id))
-    const parts = splitSection(
-      paid,
-      section.taxRates,
-      chosen.map(() => '1'),
-    )
-    contributions = chosen.map((impactPartnerId, i) => ({ impactPartnerId, ...entryAmounts(parts[i], money, section.taxRates) }))
+    const plan = contributionPlanOf(section)
+    const parts = splitSection(paid, plan.components, equalWeights(chosen.length))
+    contributions = chosen.map((impactPartnerId, i) => ({ impactPartnerId, ...entryAmounts(parts[i], money, plan) }))
   }
 
   return { currencyCode: quote.currencyCode, credits, contributions }

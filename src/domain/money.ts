@@ -84,6 +84,47 @@ export function decimalTextToMinorUnits(text: string, digits: number, path?: str
   return sign === '-' ? -minor : minor
 }
 
+/** A non-negative plain decimal as an integer at its own scale: "12.50" is { units: 1250n, scale: 2 }. */
+export interface PlainDecimal {
+  readonly units: bigint
+  readonly scale: number
+}
+
+const UNSIGNED_PLAIN_DECIMAL = /^(\d+)(?:\.(\d+))?$/
+
+/** `text` as a PlainDecimal, or undefined when it is not an unsigned plain decimal (a sign, an exponent, spaces). */
+export function plainDecimalOf(text: string): PlainDecimal | undefined {
+  const match = UNSIGNED_PLAIN_DECIMAL.exec(text)
+  if (!match) return undefined
+  const [, whole = '', fraction = ''] = match
+  return { units: BigInt(whole + fraction), scale: fraction.length }
+}
+
+/** The service Decimal's significant digits (its `precision` above). */
+const DECIMAL_PRECISION = 50n
+
+/**
+ * (minor / 10^digits) ÷ divisor, rounded half-up to `decimals` places and formatted with exactly that many: the text
+ * formatDecimal(roundHalfUp(fromMinorUnits(minor, digits).div(divisor), decimals), decimals) gives, in bigint
+ * arithmetic. Undefined where that equality is not proven (minor < 0, divisor 0, or figures too long); the caller
+ * then computes it with Decimal.
+ *
+ * Why they are equal: the Decimal quotient q' is the exact quotient q rounded to 50 significant digits, and rounding
+ * q' to `decimals` places can differ from rounding q only when q lies below a tie T = (m + ½)·10^-decimals and q'
+ * reaches it. With q·10^decimals = N / D (integers), a q ≠ T is at least 10^-decimals / (2D) from T, while q' is within
+ * half a unit of q's 50th digit, 0.5·10^(e−49) for q's exponent e. So q' cannot reach T when D·10^e < 10^(49−decimals),
+ * which D·(r + 1) ≤ 10^49 guarantees (r, the result in units of 10^-decimals, has q < (r + 1)·10^-decimals). The same
+ * bound keeps every tie T that near q within 50 digits, so q' never rounds past one either.
+ */
+export function quotientHalfUp(minor: bigint, digits: number, divisor: PlainDecimal, decimals: number): string | undefined {
+  if (minor < 0n || divisor.units === 0n) return undefined
+  const numerator = minor * 10n ** BigInt(divisor.scale + decimals)
+  const denominator = divisor.units * 10n ** BigInt(digits)
+  const rounded = (2n * numerator + denominator) / (2n * denominator)
+  if (denominator * (rounded + 1n) > 10n ** (DECIMAL_PRECISION - 1n)) return undefined
+  return formatMinorUnits(rounded, decimals)
+}
+
 /**
  * Converts an amount in major units to an integer count of minor units, exactly (no rounding).
  * Throws `AMOUNT_PRECISION` at `path` when the amount has more decimals than `digits`, and
@@ -159,6 +200,21 @@ export function splitByWeights(total: bigint, weights: readonly (Decimal | strin
   if (total < 0n) return splitByWeights(-total, weights).map((part) => -part)
   const { scaled, sum } = scaledWeightsOf(weights)
   return splitScaled(total, scaled, sum)
+}
+
+/** Weights brought to integers of one scale (scaledWeightsOf), and their sum. */
+export interface ScaledWeights {
+  readonly scaled: readonly bigint[]
+  readonly sum: bigint
+}
+
+/**
+ * splitByWeights with the weights already scaled (scaledWeightsOf): the same parts, for callers that split many
+ * totals by the same weights and so parse and scale them once.
+ */
+export function splitByScaledWeights(total: bigint, weights: ScaledWeights): bigint[] {
+  if (total < 0n) return splitByScaledWeights(-total, weights).map((part) => -part)
+  return splitScaled(total, weights.scaled, weights.sum)
 }
 
 /**

@@ -16,6 +16,7 @@ import {
 } from '../db/repositories/allocations.js'
 import type { RecordEventDraft } from '../db/repositories/webhooks.js'
 import { Batcher } from './batcher.js'
+import { BoundedSet } from './bounded-set.js'
 
 export interface IdempotencyKeyRef {
   organisationId: string
@@ -44,7 +45,7 @@ export class AllocationStore {
    * from its stored allocation without being priced; a key not here may still be used (by another process, or long
    * ago), which the write finds out.
    */
-  private readonly knownUsed = new Set<string>()
+  private readonly knownUsed = new BoundedSet(KNOWN_USED_KEYS_MAX)
 
   constructor(private readonly db: Kysely<Database>) {
     this.keys = new Batcher((refs) => findAllocationsByKeys(this.db, refs))
@@ -74,16 +75,7 @@ export class AllocationStore {
   }
 
   private rememberUsed(ref: IdempotencyKeyRef): void {
-    const key = keyOf(ref)
-    if (this.knownUsed.has(key)) return
-    this.knownUsed.add(key)
-    if (this.knownUsed.size > KNOWN_USED_KEYS_MAX) {
-      // A Set iterates in insertion order: the first is the oldest.
-      for (const oldest of this.knownUsed) {
-        this.knownUsed.delete(oldest)
-        break
-      }
-    }
+    this.knownUsed.add(keyOf(ref))
   }
 
   findById(id: string): Promise<Allocation | undefined> {

@@ -1,7 +1,7 @@
 // Funds allocations: split an amount paid with a quote's locked rates and record it exactly once per
 // Idempotency-Key. The whole write is one statement (allocation, entries, receipt outbox row), so a crash
 // leaves either all of it or nothing, and Postgres' unique key decides concurrent duplicates.
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Allocation, AllocationDraft, NewTaxReceipt } from '../db/repositories/allocations.js'
 import { reverseAllocation, splitAllocation } from '../domain/allocation.js'
@@ -67,22 +67,40 @@ export interface AllocationResult {
 
 const ROUTE = 'POST /funds/allocations'
 
-/** JSON with object keys sorted at every level: equal requests hash equally whatever their key order. */
+/**
+ * JSON with object keys sorted at every level: equal requests hash equally whatever their key order. Keys whose value
+ * is undefined are left out; an array element JSON cannot write (undefined, a function) is written as nothing, and such
+ * an object value as `undefined`, as this function has always written them (stored request hashes depend on it).
+ * Built by appending to one string: every allocation request is hashed, and arrays of entries built per level cost more
+ * than the hash itself.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  if (Array.isArray(value)) {
+    let text = '['
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) text += ','
+      const item = canonicalJson(value[i]) as string | undefined
+      if (item !== undefined) text += item
+    }
+    return `${text}]`
+  }
   if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`
+    // The default sort compares UTF-16 code units, as `<` does on strings.
+    const keys = Object.keys(value).sort()
+    let text = '{'
+    for (const key of keys) {
+      const item = (value as Record<string, unknown>)[key]
+      if (item === undefined) continue
+      if (text.length > 1) text += ','
+      text += `${JSON.stringify(key)}:${canonicalJson(item)}`
+    }
+    return `${text}}`
   }
   return JSON.stringify(value)
 }
 
-export const requestHashOf = (input: AllocationInput): Buffer =>
-  createHash('sha256')
-    .update(`${ROUTE}\n${canonicalJson(input)}`)
-    .digest()
+// crypto.hash: one call instead of a Hash object per request (the same digest).
+export const requestHashOf = (input: AllocationInput): Buffer => hash('sha256', `${ROUTE}\n${canonicalJson(input)}`, 'buffer')
 
 const isLockTimeout = (error: unknown): boolean => (error as { code?: string } | null)?.code === '55P03'
 

@@ -7,6 +7,7 @@ import type { AllocationEntryAmounts, AllocationSplit, LockedQuote } from '../..
 import { DomainError } from '../../../src/domain/errors.js'
 import { partner, project, quoteInput, referenceData, sum } from './fixtures.js'
 import { arbitraryProjects, arbitraryQuoteInput } from './arbitraries.js'
+import { splitAllocationBeforePlans } from './split-allocation-before-plans.js'
 
 const AMOUNT_KEYS = ['impactAmount', 'impactSalesTaxAmount', 'serviceFeeAmount', 'serviceFeeSalesTaxAmount'] as const
 
@@ -310,4 +311,83 @@ describe('splitAllocation: properties', () => {
     },
     PROPERTY_TIMEOUT_MS,
   )
+})
+
+/** A split's JSON (its bytes, key order included), or the error it threw: code, message and path, or its text. */
+function outcomeOf(split: () => AllocationSplit): string {
+  try {
+    return JSON.stringify(split())
+  } catch (error) {
+    return error instanceof DomainError ? `${error.code} ${error.message} ${error.path}` : String(error)
+  }
+}
+
+/** Amounts as requests write them (String of a JSON number), and texts no request sends but the function accepts. */
+const amountText = fc.oneof(
+  fc.tuple(fc.bigInt({ min: 0n, max: 10n ** 12n }), fc.integer({ min: 0, max: 5 })).map(([units, scale]) => {
+    const text = units.toString().padStart(scale + 1, '0')
+    return scale === 0 ? text : `${text.slice(0, -scale)}.${text.slice(-scale)}`
+  }),
+  fc.double({ min: 0, max: 1e7, noNaN: true }).map(String),
+  fc.constantFrom('0', '0.000', '-1', '-0', '1e2', '1E-2', '5e-7', ' 12.50 ', '.5', '5.', '+3', '00012.10', 'abc', 'Infinity', '1e21'),
+)
+
+/** Unit prices: plain decimals of any scale (0 included), other texts Decimal reads, and figures too long for bigints to be proven. */
+const unitPriceText = fc.oneof(
+  fc.tuple(fc.bigInt({ min: 0n, max: 10n ** 12n }), fc.integer({ min: 0, max: 12 })).map(([units, scale]) => {
+    const text = units.toString().padStart(scale + 1, '0')
+    return scale === 0 ? text : `${text.slice(0, -scale)}.${text.slice(-scale)}`
+  }),
+  // Halves, quarters, …: quotients that land exactly on a rounding tie at the 7th decimal.
+  fc.integer({ min: 0, max: 20 }).map((k) => new Decimal(2).pow(k).toString()),
+  fc.integer({ min: 1, max: 20 }).map((k) => new Decimal(1).div(new Decimal(2).pow(k)).toString()),
+  fc.constantFrom('0.000', '1e-3', '2.5E1', '00.50', '3', `1${'0'.repeat(45)}`, `0.${'0'.repeat(40)}7`, `7.${'3'.repeat(48)}`),
+)
+
+describe('splitAllocation: the same bytes as before its section plans (split-allocation-before-plans.ts)', () => {
+  it(
+    'property: every split and every refusal, for any amounts and unit prices, twice (the second from the cached plans)',
+    () => {
+      fc.assert(
+        fc.property(
+          quoteAndPayments,
+          fc.array(unitPriceText, { minLength: 4, maxLength: 4 }),
+          fc.option(amountText, { nil: undefined }),
+          fc.option(amountText, { nil: undefined }),
+          ({ quote, credits, contribution, partnerIds }, prices, creditsText, contributionText) => {
+            const section = creditsOf(quote)
+            const priced: LockedQuote = {
+              ...quote,
+              credits: { ...section, projects: section.projects.map((p, i) => ({ ...p, unitPrice: prices[i] ?? p.unitPrice })) },
+            }
+            const request = {
+              credits: { amount: creditsText ?? credits },
+              contribution: { amount: contributionText ?? contribution, impactPartnerIds: partnerIds },
+            }
+            const before = outcomeOf(() => splitAllocationBeforePlans(priced, request))
+            expect(outcomeOf(() => splitAllocation(priced, request))).toBe(before)
+            expect(outcomeOf(() => splitAllocation(priced, request))).toBe(before)
+            const creditsOnly = { credits: request.credits }
+            expect(outcomeOf(() => splitAllocation(priced, creditsOnly))).toBe(
+              outcomeOf(() => splitAllocationBeforePlans(priced, creditsOnly)),
+            )
+          },
+        ),
+        { numRuns: 10_000 },
+      )
+    },
+    PROPERTY_TIMEOUT_MS,
+  )
+
+  it.each([
+    ['12.40', 'p-one at 20.00 a tonne: 0.500000'],
+    ['0.01', 'the smallest amount'],
+    ['-1', 'a negative amount (refused)'],
+    ['0.00', 'zero (refused)'],
+    ['12.401', 'too many decimals (refused)'],
+    ['1e1', 'an exponent (read by Decimal)'],
+  ])('credits %s: %s', (amount) => {
+    const request = { credits: { amount }, contribution: { amount: '1.00' } }
+    expect(outcomeOf(() => splitAllocation(ukAugust2024, request))).toBe(outcomeOf(() => splitAllocationBeforePlans(ukAugust2024, request)))
+  })
 })

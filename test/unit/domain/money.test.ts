@@ -8,7 +8,11 @@ import {
   fromMinorUnits,
   minorUnitsOf,
   parseDecimal,
+  plainDecimalOf,
+  quotientHalfUp,
   roundHalfUp,
+  scaledWeightsOf,
+  splitByScaledWeights,
   splitByWeights,
   toMinorUnits,
 } from '../../../src/domain/money.js'
@@ -196,6 +200,89 @@ describe('decimalTextToMinorUnits', () => {
           expect(decimalTextToMinorUnits(text, digits)).toBe(minor)
         },
       ),
+    )
+  })
+})
+
+describe('splitByScaledWeights', () => {
+  it.each([
+    { total: 100n, weights: ['1', '1', '1'] },
+    { total: 1240n, weights: ['1', '0', '0.2', '0.04'] },
+    { total: 5n, weights: ['1', '3'] },
+    { total: -100n, weights: ['1', '1', '1'] },
+    { total: 0n, weights: ['1', '2'] },
+  ])('$total by $weights: the parts of splitByWeights', ({ total, weights }) => {
+    expect(splitByScaledWeights(total, scaledWeightsOf(weights))).toEqual(splitByWeights(total, weights))
+  })
+})
+
+describe('plainDecimalOf', () => {
+  it.each([
+    ['12.50', { units: 1250n, scale: 2 }],
+    ['0', { units: 0n, scale: 0 }],
+    ['007.0', { units: 70n, scale: 1 }],
+    ['-1', undefined],
+    ['+1', undefined],
+    ['1e2', undefined],
+    [' 1', undefined],
+    ['.5', undefined],
+    ['5.', undefined],
+  ])('%s → %o', (text, expected) => {
+    expect(plainDecimalOf(text)).toEqual(expected)
+  })
+})
+
+describe('quotientHalfUp', () => {
+  const viaDecimal = (minor: bigint, digits: number, divisor: string, decimals: number) =>
+    formatDecimal(roundHalfUp(fromMinorUnits(minor, digits).div(divisor), decimals), decimals)
+
+  it.each([
+    { minor: 1000n, digits: 2, divisor: '20.00', decimals: 6, expected: '0.500000', why: '10.00 / 20.00' },
+    { minor: 1n, digits: 2, divisor: '3', decimals: 6, expected: '0.003333', why: 'rounds down below the tie' },
+    { minor: 2n, digits: 2, divisor: '3', decimals: 6, expected: '0.006667', why: 'rounds up above the tie' },
+    { minor: 1n, digits: 0, divisor: '2000000', decimals: 6, expected: '0.000001', why: 'exactly on the tie: half up' },
+    { minor: 1n, digits: 0, divisor: '2000001', decimals: 6, expected: '0.000000', why: 'just below the tie' },
+    { minor: 0n, digits: 2, divisor: '7', decimals: 6, expected: '0.000000', why: 'nothing paid' },
+    { minor: 12345n, digits: 3, divisor: '0.5', decimals: 6, expected: '24.690000', why: 'a divisor below 1' },
+  ])('$minor at $digits digits ÷ $divisor = $expected ($why)', ({ minor, digits, divisor, decimals, expected }) => {
+    const plain = plainDecimalOf(divisor)
+    expect(plain).toBeDefined()
+    if (plain === undefined) return
+    expect(quotientHalfUp(minor, digits, plain, decimals)).toBe(expected)
+    expect(viaDecimal(minor, digits, divisor, decimals)).toBe(expected)
+  })
+
+  it('leaves to Decimal what it cannot prove equal: a negative amount, a zero divisor, figures past 49 digits', () => {
+    expect(quotientHalfUp(-1n, 2, { units: 1n, scale: 0 }, 6)).toBeUndefined()
+    expect(quotientHalfUp(1n, 2, { units: 0n, scale: 0 }, 6)).toBeUndefined()
+    expect(quotientHalfUp(1n, 2, { units: 10n ** 48n + 1n, scale: 0 }, 6)).toBeUndefined()
+  })
+
+  it('property: the text Decimal division gives (50 digits, then half up), ties included', () => {
+    const divisor = fc.oneof(
+      fc.tuple(fc.bigInt({ min: 1n, max: 10n ** 15n }), fc.integer({ min: 0, max: 15 })).map(([units, scale]) => ({ units, scale })),
+      // Powers of two and five: quotients that end exactly on a tie.
+      fc
+        .tuple(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 10 }), fc.integer({ min: 0, max: 12 }))
+        .map(([twos, fives, scale]) => ({
+          units: 2n ** BigInt(twos) * 5n ** BigInt(fives),
+          scale,
+        })),
+    )
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 0n, max: 10n ** 18n }),
+        fc.integer({ min: 0, max: 4 }),
+        divisor,
+        fc.integer({ min: 0, max: 8 }),
+        (minor, digits, { units, scale }, decimals) => {
+          const text = units.toString().padStart(scale + 1, '0')
+          const divisorText = scale === 0 ? text : `${text.slice(0, -scale)}.${text.slice(-scale)}`
+          const exact = quotientHalfUp(minor, digits, { units, scale }, decimals)
+          if (exact !== undefined) expect(exact).toBe(viaDecimal(minor, digits, divisorText, decimals))
+        },
+      ),
+      { numRuns: 10_000 },
     )
   })
 })
