@@ -34,11 +34,20 @@ const KNOWN_USED_KEYS_MAX = 10_000
  */
 const ALLOCATION_STATEMENTS_IN_FLIGHT = 1
 
+/**
+ * What inserting one allocation did: whether it was written, and whether its statement (shared with other allocations)
+ * wrote webhook deliveries, for which the webhook worker is woken; an allocation nobody listens for wakes nothing.
+ */
+export interface AllocationWrite {
+  written: boolean
+  deliveries: boolean
+}
+
 const keyOf = (ref: IdempotencyKeyRef): string => `${ref.organisationId}\n${ref.idempotencyKey}`
 
 export class AllocationStore {
   private readonly keys: Batcher<IdempotencyKeyRef, Allocation | undefined>
-  private readonly writer: Batcher<AllocationDraft, boolean>
+  private readonly writer: Batcher<AllocationDraft, AllocationWrite>
   /**
    * Keys this process has seen used, by its own writes or lookups. A key once used stays used (its row is never
    * deleted while its allocation is kept), so a request with one of these is a replay for certain and can be answered
@@ -49,7 +58,13 @@ export class AllocationStore {
 
   constructor(private readonly db: Kysely<Database>) {
     this.keys = new Batcher((refs) => findAllocationsByKeys(this.db, refs))
-    this.writer = new Batcher((allocations) => insertAllocations(this.db, allocations), { maxInFlight: ALLOCATION_STATEMENTS_IN_FLIGHT })
+    this.writer = new Batcher(
+      async (allocations) => {
+        const { written, deliveries } = await insertAllocations(this.db, allocations)
+        return written.map((w): AllocationWrite => ({ written: w, deliveries: deliveries > 0 }))
+      },
+      { maxInFlight: ALLOCATION_STATEMENTS_IN_FLIGHT },
+    )
   }
 
   /** The allocation an organisation made with this Idempotency-Key, if any. */
@@ -66,12 +81,18 @@ export class AllocationStore {
 
   /**
    * Writes the allocation (with its receipt and its webhook event, in the same statement) unless its key was already
-   * used; true when this call wrote it.
+   * used: `written` when this call wrote it, and `deliveries` when its statement wrote webhook deliveries.
    */
-  async insert(draft: AllocationDraft, receipt: NewTaxReceipt | null): Promise<boolean> {
-    const written = await (receipt ? insertAllocationWithReceipt(this.db, draft, receipt) : this.writer.submit(draft))
-    if (written) this.rememberUsed(draft.allocation)
-    return written
+  async insert(draft: AllocationDraft, receipt: NewTaxReceipt | null): Promise<AllocationWrite> {
+    let write: AllocationWrite
+    if (receipt) {
+      const { written, deliveries } = await insertAllocationWithReceipt(this.db, draft, receipt)
+      write = { written: written[0] === true, deliveries: deliveries > 0 }
+    } else {
+      write = await this.writer.submit(draft)
+    }
+    if (write.written) this.rememberUsed(draft.allocation)
+    return write
   }
 
   private rememberUsed(ref: IdempotencyKeyRef): void {

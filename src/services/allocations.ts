@@ -12,7 +12,7 @@ import { DomainError } from '../domain/errors.js'
 import { AppError, notFound } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import type { AccessResolver, Principal } from './access.js'
-import type { AllocationStore } from './allocation-store.js'
+import type { AllocationStore, AllocationWrite } from './allocation-store.js'
 import type { QuoteStore } from './quote-store.js'
 import { getQuote } from './quotes.js'
 import type { ReferenceDataCache } from './reference-data.js'
@@ -181,15 +181,16 @@ export async function allocateFunds(
   const { allocation } = draft
   // Losing a race to a duplicate means replaying its result; if that writer rolled back, try again.
   for (let attempt = 0; attempt < 3; attempt++) {
-    let written: boolean
+    let written: AllocationWrite
     try {
       written = await deps.allocations.insert(draft, receipt)
     } catch (error) {
       if (isLockTimeout(error)) throw inUse()
       throw error
     }
-    if (written) {
-      deps.webhooks.wake()
+    if (written.written) {
+      // Only a statement that wrote deliveries has anything for the worker to send now.
+      if (written.deliveries) deps.webhooks.wake()
       deps.metrics.allocationCreated(allocation.currencyCode)
       return { allocation, replayed: false }
     }

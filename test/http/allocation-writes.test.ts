@@ -3,7 +3,8 @@
 // These tests hold the replay guarantees of that order: a replay answers what its first request was answered, even when
 // pricing it again would refuse it, whichever process wrote it.
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import {
   findAllocationById,
   insertAllocations,
@@ -60,7 +61,7 @@ describe('replays, now that the write comes first', () => {
     const stored = (await findAllocationById(t.db, first.json().fundsAllocationId)) as Allocation
     // Another process's allocation of the same request: a key this process has never seen used.
     const elsewhere = retryDraft(stored, randomUUID())
-    expect(await insertAllocations(t.db, [elsewhere])).toEqual([true])
+    expect((await insertAllocations(t.db, [elsewhere])).written).toEqual([true])
     t.clock.advance(90 * DAY)
     for (const [k, id] of [
       [key, stored.id],
@@ -86,7 +87,7 @@ describe('replays, now that the write comes first', () => {
     const stored = (await findAllocationById(t.db, (await allocate(body, key)).json().fundsAllocationId)) as Allocation
     // Used by this process, and by another one (this process has not seen it used).
     const elsewhere = retryDraft(stored, randomUUID()).allocation.idempotencyKey
-    expect(await insertAllocations(t.db, [retryDraft(stored, elsewhere)])).toEqual([true])
+    expect((await insertAllocations(t.db, [retryDraft(stored, elsewhere)])).written).toEqual([true])
     // Alone, each of these is refused by pricing (400 or 404); with a used key, the key's answer comes first.
     for (const changed of [
       { ...body, currencyCode: 'EUR' },
@@ -110,7 +111,7 @@ describe('replays, now that the write comes first', () => {
     const first = await allocate(body, randomUUID())
     const stored = (await findAllocationById(t.db, first.json().fundsAllocationId)) as Allocation
     const elsewhere = retryDraft(stored, randomUUID())
-    expect(await insertAllocations(t.db, [elsewhere])).toEqual([true])
+    expect((await insertAllocations(t.db, [elsewhere])).written).toEqual([true])
     const replay = await allocate(body, elsewhere.allocation.idempotencyKey)
     expect(replay.statusCode).toBe(201)
     expect(replay.headers['idempotent-replayed']).toBe('true')
@@ -131,7 +132,7 @@ describe('insertAllocations', () => {
 
   it('writes nothing for a key already used', async () => {
     const draft = retryDraft(stored)
-    expect(await insertAllocations(t.db, [draft])).toEqual([false])
+    expect(await insertAllocations(t.db, [draft])).toEqual({ written: [false], deliveries: 0 })
     expect(await findAllocationById(t.db, draft.allocation.id)).toBeUndefined()
     expect(await keyRows(stored.idempotencyKey)).toEqual([{ id: stored.id }])
   })
@@ -141,7 +142,10 @@ describe('insertAllocations', () => {
     const first = retryDraft(stored, key)
     const second = retryDraft(stored, key)
     const fresh = retryDraft(stored, randomUUID())
-    expect(await insertAllocations(t.db, [first, second, retryDraft(stored), fresh])).toEqual([true, false, false, true])
+    expect(await insertAllocations(t.db, [first, second, retryDraft(stored), fresh])).toEqual({
+      written: [true, false, false, true],
+      deliveries: 0,
+    })
     expect(await keyRows(key)).toEqual([{ id: first.allocation.id }])
     expect(await findAllocationById(t.db, first.allocation.id)).toEqual(first.allocation)
     expect(await findAllocationById(t.db, fresh.allocation.id)).toEqual(fresh.allocation)
@@ -161,7 +165,43 @@ describe('insertAllocations', () => {
         allocatedAt: draft.allocation.createdAt.toISOString(),
       },
     }
-    expect(await insertAllocationWithReceipt(t.db, draft, receipt)).toBe(false)
+    expect(await insertAllocationWithReceipt(t.db, draft, receipt)).toEqual({ written: [false], deliveries: 0 })
     expect(await t.db.selectFrom('tax_receipts').select('id').where('id', '=', receipt.id).execute()).toEqual([])
+  })
+})
+
+describe('waking the webhook worker', () => {
+  it('only for a statement that wrote deliveries: an allocation nobody listens for wakes nothing', async () => {
+    const wake = vi.spyOn(t.app.webhooks, 'wake')
+    try {
+      const quiet = await newQuote()
+      const res = await allocate(
+        { organisationId: org.organisationId, quoteId: quiet.quoteId, credits: { amount: quiet.total } },
+        randomUUID(),
+      )
+      expect(res.statusCode).toBe(201)
+      expect(wake).not.toHaveBeenCalled()
+
+      const endpoint = await client(t.app, org.apiKey).post('/v3/webhook-endpoints', {
+        organisationId: org.organisationId,
+        url: 'https://hooks.example.com/canopy',
+      })
+      expect(endpoint.statusCode, endpoint.body).toBe(201)
+      wake.mockClear()
+      const heard = await newQuote()
+      const key = randomUUID()
+      const body = { organisationId: org.organisationId, quoteId: heard.quoteId, credits: { amount: heard.total } }
+      expect((await allocate(body, key)).statusCode).toBe(201)
+      expect(wake).toHaveBeenCalledTimes(1)
+      const { rows } = await sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+        WHERE e.source_id = ${(await allocate(body, key)).json().fundsAllocationId}::uuid`.execute(t.db)
+      expect(rows[0]?.n).toBe(1)
+      // The replay wrote nothing and woke nothing.
+      expect(wake).toHaveBeenCalledTimes(1)
+      await client(t.app, org.apiKey).patch(`/v3/webhook-endpoints/${endpoint.json().id}`, { status: 'disabled' })
+    } finally {
+      wake.mockRestore()
+    }
   })
 })

@@ -319,7 +319,7 @@ const allocationStatementText = (withReceipt: boolean): string => `WITH RECURSIV
       SELECT event_id AS id, id AS source_id, organisation_id, 'allocation.created'::text AS type, quote_co2e_grams, created_at
       FROM allocation_drafts
     ),${eventWritesText('written')}
-    SELECT id FROM written`
+    SELECT id, (SELECT count(*) FROM written_deliveries)::int AS deliveries FROM written`
 
 const INSERT_ALLOCATIONS = prepared(allocationStatementText(false))
 const INSERT_ALLOCATION_WITH_RECEIPT = prepared(allocationStatementText(true))
@@ -360,15 +360,22 @@ function draftsParameter(items: readonly AllocationDraft[]): string {
   )
 }
 
+/** What an allocation statement wrote: per allocation, whether it was written; and how many webhook deliveries. */
+export interface AllocationWrites {
+  written: boolean[]
+  /** Deliveries of the written allocations' events (0: no endpoint listens, and the webhook worker need not look). */
+  deliveries: number
+}
+
 async function writeAllocations(
   db: Kysely<Database>,
   text: string,
   parameters: unknown[],
   items: readonly AllocationDraft[],
-): Promise<boolean[]> {
-  const { rows } = await db.executeQuery<{ id: string }>(CompiledQuery.raw(text, parameters))
+): Promise<AllocationWrites> {
+  const { rows } = await db.executeQuery<{ id: string; deliveries: number }>(CompiledQuery.raw(text, parameters))
   const written = new Set(rows.map((r) => r.id))
-  return items.map((i) => written.has(i.allocation.id))
+  return { written: items.map((i) => written.has(i.allocation.id)), deliveries: rows[0]?.deliveries ?? 0 }
 }
 
 /**
@@ -377,16 +384,19 @@ async function writeAllocations(
  * used the key, possibly within this very batch, in which case the first row wins, and no event or partner row is
  * written for it).
  */
-export function insertAllocations(db: Kysely<Database>, items: readonly AllocationDraft[]): Promise<boolean[]> {
-  if (items.length === 0) return Promise.resolve([])
+export function insertAllocations(db: Kysely<Database>, items: readonly AllocationDraft[]): Promise<AllocationWrites> {
+  if (items.length === 0) return Promise.resolve({ written: [], deliveries: 0 })
   return writeAllocations(db, INSERT_ALLOCATIONS, [draftsParameter(items)], items)
 }
 
 /** Writes an allocation as insertAllocations does, with its tax-receipt outbox row (written only with the allocation). */
-export async function insertAllocationWithReceipt(db: Kysely<Database>, item: AllocationDraft, receipt: NewTaxReceipt): Promise<boolean> {
+export function insertAllocationWithReceipt(
+  db: Kysely<Database>,
+  item: AllocationDraft,
+  receipt: NewTaxReceipt,
+): Promise<AllocationWrites> {
   const parameters = [draftsParameter([item]), receipt.id, receipt.consumerEmail, JSON.stringify(receipt.payload)]
-  const [written] = await writeAllocations(db, INSERT_ALLOCATION_WITH_RECEIPT, parameters, [item])
-  return written === true
+  return writeAllocations(db, INSERT_ALLOCATION_WITH_RECEIPT, parameters, [item])
 }
 
 export async function findAllocationById(db: Kysely<Database>, id: string): Promise<Allocation | undefined> {
