@@ -277,9 +277,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await receipts?.stop()
     await hubEmails?.stop()
     throttleRedis?.disconnect()
-    // In-flight deliveries finish (each within the client's 15 s); nothing new is claimed.
-    await webhooks.stop()
-    await Promise.all([summaryRollups.stop(), partitions.stop(), tableStatistics?.stop()])
+    // In-flight deliveries finish (each within the client's 15 s); nothing new is claimed. The workers stop together:
+    // each waits a moment for a run in progress, and on a frozen link those moments would add up.
+    await Promise.all([webhooks.stop(), summaryRollups.stop(), partitions.stop(), tableStatistics?.stop()])
     await webhookHttp.close()
     mailer?.close()
     await quotes.drain()

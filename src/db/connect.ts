@@ -174,6 +174,8 @@ function openBoundedPool(options: PostgresOptions): BoundedPostgresPool {
     keepAliveInitialDelayMillis: 10_000,
   })
   const clients = new Set<pg.PoolClient>()
+  /** Clients checked out of the pool (a statement or transaction in progress). */
+  const busy = new Set<pg.PoolClient>()
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {})
   pool.on('connect', (client) => {
@@ -181,7 +183,12 @@ function openBoundedPool(options: PostgresOptions): BoundedPostgresPool {
     // Nor may a checked-out one (pg emits 'error' on the client; its statement fails on its own).
     client.on('error', () => {})
   })
-  pool.on('remove', (client) => clients.delete(client))
+  pool.on('acquire', (client) => busy.add(client))
+  pool.on('release', (_error, client) => busy.delete(client))
+  pool.on('remove', (client) => {
+    clients.delete(client)
+    busy.delete(client)
+  })
   return {
     pool: boundedPool(pool, queryTimeoutMs),
     stats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
@@ -190,6 +197,10 @@ function openBoundedPool(options: PostgresOptions): BoundedPostgresPool {
       // Briefly: on a frozen link a background query in flight would hold shutdown for its whole bound, and
       // every worker's work is transactional (cut short, it rolls back and is done again after the restart).
       await waitForQuietPool(pool, 1_000)
+      // Still checked out after that: a statement unanswered at shutdown, most likely on a link that no longer answers,
+      // where ending a connection gracefully (the server's goodbye) would wait in vain too. Every connection is closed
+      // at once, and that statement fails (a long read cut short by the shutdown fails the same way).
+      if (busy.size > 0) for (const client of clients) client.connection.stream.destroy()
       // Ending a connection waits for the server's goodbye, which a frozen link never sends: bounded.
       const ended = end().then(() => true)
       if (!(await Promise.race([ended, sleep(1_000).then(() => false)]))) {

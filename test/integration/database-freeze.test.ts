@@ -292,6 +292,39 @@ describe.runIf(onPostgres())('a database link that stops answering (TCP proxy, r
     }
   })
 
+  it('an app closing with a statement unanswered on the frozen link closes within the pool quiet wait and a moment', async () => {
+    // A background worker's query in flight when the link froze (a table statistics run, say) held shutdown for the
+    // pool's whole quiet wait and then its graceful end, each bounded, one after the other (2 s here; the test above
+    // then came to 3 s). The workers are off here so that only the statement started below is in flight.
+    const config = loadConfig({
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: proxy.url(database.url!),
+      TABLE_STATISTICS_WORKER: 'false',
+      PARTITION_MAINTENANCE: 'false',
+      SUMMARY_ROLLUP_WORKER: 'false',
+    })
+    const handle = await openConfiguredDatabase(config)
+    const other = await buildApp({ config, database: handle })
+    await other.ready()
+    const warm = await Promise.all(Array.from({ length: 3 }, () => other.inject({ url: '/readyz' })))
+    expect(warm.map((res) => res.statusCode)).toEqual([200, 200, 200])
+    const stuck = sql`SELECT pg_sleep(30)`.execute(handle.db).then(
+      () => 'answered',
+      () => 'failed',
+    )
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    proxy.freeze()
+    try {
+      const started = performance.now()
+      await other.close()
+      expect(performance.now() - started).toBeLessThan(1_800)
+      // Its connection was closed under it: the statement failed rather than waiting out the link.
+      expect(await stuck).toBe('failed')
+    } finally {
+      proxy.resume()
+    }
+  })
+
   it.each([0, 1, 2, 4, 8])(
     'an allocation with the link freezing %i ms after it was sent: all of it or none, and its retry settles it',
     async (delayMs) => {
