@@ -321,7 +321,7 @@ export type StoredEntryAmounts = [
   serviceFeeSalesTaxAmount: string,
 ]
 
-/** A merchant as quotes named it, stored once per distinct content (its id: merchantSnapshotOf in repositories/allocations.ts). */
+/** A merchant as quotes named it, stored once per distinct content (its id: merchantSnapshotIdOf in repositories/allocations.ts). */
 export interface MerchantSnapshotsTable {
   id: string
   body: ColumnType<StoredMerchant, string, never>

@@ -16,14 +16,14 @@ import {
 } from '../db/repositories/allocations.js'
 import type { RecordEventDraft } from '../db/repositories/webhooks.js'
 import { Batcher } from './batcher.js'
-import { BoundedSet } from './bounded-set.js'
+import { createCache } from './cache.js'
 
 export interface IdempotencyKeyRef {
   organisationId: string
   idempotencyKey: string
 }
 
-/** How many keys known to be used this process remembers (about 100 bytes each); the oldest are forgotten first. */
+/** How many keys known to be used this process remembers (about 100 bytes each); the least recently used go first. */
 const KNOWN_USED_KEYS_MAX = 10_000
 
 /**
@@ -54,7 +54,7 @@ export class AllocationStore {
    * from its stored allocation without being priced; a key not here may still be used (by another process, or long
    * ago), which the write finds out.
    */
-  private readonly knownUsed = new BoundedSet(KNOWN_USED_KEYS_MAX)
+  private readonly knownUsed = createCache<true>({ max: KNOWN_USED_KEYS_MAX })
 
   constructor(private readonly db: Kysely<Database>) {
     this.keys = new Batcher((refs) => findAllocationsByKeys(this.db, refs))
@@ -76,7 +76,7 @@ export class AllocationStore {
 
   /** Whether this process has seen the key used (see `knownUsed`). */
   isKnownUsed(ref: IdempotencyKeyRef): boolean {
-    return this.knownUsed.has(keyOf(ref))
+    return this.knownUsed.get(keyOf(ref)) === true
   }
 
   /**
@@ -96,7 +96,7 @@ export class AllocationStore {
   }
 
   private rememberUsed(ref: IdempotencyKeyRef): void {
-    this.knownUsed.add(keyOf(ref))
+    this.knownUsed.set(keyOf(ref), true)
   }
 
   findById(id: string): Promise<Allocation | undefined> {

@@ -3,8 +3,8 @@
 // the amounts paid. An allocation, its entries, its profit-share lines (a column of its row), its merchant's snapshot
 // (merchant_snapshots, once per distinct merchant), its tax-receipt outbox row, its webhook event and its partner rows
 // (impact_record_partners) are written by one statement.
-import { createHash } from 'node:crypto'
 import { CompiledQuery, sql, type Kysely } from 'kysely'
+import { v5 as uuidv5 } from 'uuid'
 import { formatMinorUnits, minorUnitsOf, parseDecimal, toMinorUnits } from '../../domain/money.js'
 import { serviceFeeOf, type ProfitShareLine, type ProfitShareSplit } from '../../domain/profit-share.js'
 import type { AllocationEntryAmounts, AllocationSplit, ContributionAllocationEntry, CreditAllocationEntry } from '../../domain/types.js'
@@ -187,16 +187,18 @@ const allocationFromRow = (row: AllocationWithMerchantRow): Allocation => {
 /** Per merchant object (a quote's request keeps one, and a stored quote never changes): hashed once, not per allocation. */
 const merchantSnapshotIds = new WeakMap<StoredMerchant, string>()
 
+/** The namespace of merchant snapshot ids (a fixed, random UUID: the name-based ids below are Canopy's own). */
+const MERCHANT_SNAPSHOT_NAMESPACE = '6f1c2b8e-5d4a-4e0f-9a37-2c81d5b0e944'
+
 /**
- * The id of a merchant's row in merchant_snapshots: the first 16 bytes of the SHA-256 of its JSON, so the same content
- * always names the same row and a merchant's allocations share one. A merchant sent with its fields in another order
- * makes a second row of equal content: harmless.
+ * The id of a merchant's row in merchant_snapshots: a name-based UUID (v5) of its JSON, so the same content always
+ * names the same row and a merchant's allocations share one. A merchant sent with its fields in another order makes a
+ * second row of equal content: harmless.
  */
 export function merchantSnapshotIdOf(merchant: StoredMerchant): string {
   let id = merchantSnapshotIds.get(merchant)
   if (id === undefined) {
-    const hex = createHash('sha256').update(JSON.stringify(merchant)).digest('hex')
-    id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`
+    id = uuidv5(JSON.stringify(merchant), MERCHANT_SNAPSHOT_NAMESPACE)
     merchantSnapshotIds.set(merchant, id)
   }
   return id
@@ -275,8 +277,8 @@ export interface AllocationDraft {
  * `allocation_drafts` (the rows, in order); `keyed` (the keys this statement took: ON CONFLICT DO NOTHING on the keys
  * table's primary key, where a concurrent duplicate waits for the first writer, bounded by lock_timeout, and then takes
  * nothing; within one statement the first row wins); `merchants` (the merchants' snapshots, ON CONFLICT DO NOTHING:
- * one row per content, never changed, so one an allocation names always exists once it is committed); `written` (the allocations of the keys taken, each with the top
- * of its tree found by the INSERT itself); their partner rows, and their webhook events and deliveries. With a
+ * one row per content, never changed, so the one an allocation names exists once it is committed); `written` (the
+ * allocations of the keys taken, each with the top of its tree found by the INSERT itself); their partner rows, and their webhook events and deliveries. With a
  * receipt, one allocation and its tax-receipt outbox row.
  */
 const allocationStatementText = (withReceipt: boolean): string => `WITH RECURSIVE
