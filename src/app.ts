@@ -56,7 +56,6 @@ import hubInsightRoutes from './routes/hub/insights.js'
 import { HubAssets } from './services/hub-assets.js'
 import { HubEmailSender } from './services/hub/emails.js'
 import { databaseFailureStore, redisFailureStore, SignInThrottle, withFallback } from './services/hub/throttle.js'
-import { Redis } from 'ioredis'
 import { parseRetrySchedule } from './domain/webhooks.js'
 
 export interface BuildAppOptions {
@@ -186,7 +185,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     : undefined
   // Failed Hub sign-ins are counted in Redis when there is one (every process shares the count), else in the database.
   const throttleRedis = config.REDIS_URL
-    ? new Redis(config.REDIS_URL, {
+    ? new (await import('ioredis')).Redis(config.REDIS_URL, {
         connectionName: 'canopy-sign-in',
         connectTimeout: 1_000,
         commandTimeout: 250,
@@ -201,7 +200,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         app.log.warn({ err: error }, 'sign-in throttle: Redis failed, counting in the database'),
       )
     : databaseFailureStore(db)
-  const rateLimits = rateLimitSetup({
+  const rateLimits = await rateLimitSetup({
     perMinute: config.RATE_LIMIT_PER_MINUTE,
     redisUrl: config.REDIS_URL,
     log: app.log,

@@ -5,7 +5,7 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import type { FastifyRateLimitStore, RateLimitPluginOptions } from '@fastify/rate-limit'
 import RedisStore from '@fastify/rate-limit/store/RedisStore.js'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { AppError } from '../errors.js'
 import type { HttpErrorCode } from './errors.js'
 
@@ -35,7 +35,7 @@ export interface RateLimitSettings {
 const keyOf = (request: FastifyRequest): string =>
   request.bearerTokenHash ? `k:${request.bearerTokenHash.toString('base64')}` : `ip:${request.ip}`
 
-export function rateLimitSetup(settings: RateLimitSettings): RateLimitSetup {
+export async function rateLimitSetup(settings: RateLimitSettings): Promise<RateLimitSetup> {
   const options: RateLimitPluginOptions = {
     global: true,
     max: settings.perMinute,
@@ -65,7 +65,9 @@ export function rateLimitSetup(settings: RateLimitSettings): RateLimitSetup {
     logFailure(error)
   }
 
-  const redis = new Redis(settings.redisUrl, {
+  // Loaded only with REDIS_URL: a process without Redis never holds the client's code (docs/benchmarks.md, "What the peak is made of").
+  const { Redis: RedisClient } = await import('ioredis')
+  const redis: Redis = new RedisClient(settings.redisUrl, {
     connectionName: 'canopy-api',
     connectTimeout: 1_000,
     commandTimeout: COMMAND_TIMEOUT_MS,

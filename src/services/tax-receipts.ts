@@ -2,7 +2,7 @@
 // retries and exponential backoff. Runs in every API process when SMTP_URL is set.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
-import nodemailer from 'nodemailer'
+import type { Transporter } from 'nodemailer'
 import type { Database, TaxReceiptPayload } from '../db/database.js'
 import { isDatabaseUnavailable } from '../db/failures.js'
 import { claimDueReceipts, markReceiptFailedAttempt, markReceiptSent } from '../db/repositories/tax-receipts.js'
@@ -18,12 +18,14 @@ export interface ReceiptMessage {
 export type SendMail = (message: ReceiptMessage) => Promise<void>
 
 export function smtpSender(smtpUrl: string, from: string): { send: SendMail; close: () => void } {
-  const transport = nodemailer.createTransport(smtpUrl)
+  // The mailer's code is loaded with the first message, not at start: most processes never send one.
+  let transport: Promise<Transporter> | undefined
+  const open = () => (transport ??= import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(smtpUrl)))
   return {
     send: async (message) => {
-      await transport.sendMail({ from, ...message })
+      await (await open()).sendMail({ from, ...message })
     },
-    close: () => transport.close(),
+    close: () => void transport?.then((opened) => opened.close()),
   }
 }
 

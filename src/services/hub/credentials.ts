@@ -1,8 +1,8 @@
 // Secrets of Hub sign-in: Argon2id password hashes (@node-rs/argon2), the common-password list
-// (@zxcvbn-ts/language-common), TOTP (RFC 6238, otpauth), recovery codes and random tokens.
+// (@zxcvbn-ts/language-common), TOTP (RFC 6238, otpauth), recovery codes and random tokens. The first two are loaded
+// with the first password handled, not at start: an API process that serves no sign-in never holds them.
 import { createHash, randomBytes } from 'node:crypto'
-import { hash, verify } from '@node-rs/argon2'
-import { dictionary } from '@zxcvbn-ts/language-common'
+import type * as Argon2 from '@node-rs/argon2'
 import { Secret, TOTP } from 'otpauth'
 import { renderSVG } from 'uqr'
 import { passwordProblem } from '../../domain/sign-in.js'
@@ -12,7 +12,10 @@ import { AppError } from '../../errors.js'
 // algorithm 2 = Argon2id (the package's Algorithm is a const enum, which isolated modules cannot read).
 const ARGON2 = { algorithm: 2 as const, memoryCost: 19_456, timeCost: 2, parallelism: 1 }
 
-export const hashPassword = (password: string): Promise<string> => hash(password, ARGON2)
+let argon2: Promise<typeof Argon2> | undefined
+const loadArgon2 = () => (argon2 ??= import('@node-rs/argon2'))
+
+export const hashPassword = async (password: string): Promise<string> => (await loadArgon2()).hash(password, ARGON2)
 
 let dummyHash: Promise<string> | undefined
 /**
@@ -22,19 +25,21 @@ let dummyHash: Promise<string> | undefined
 export async function passwordMatches(stored: string | null, password: string): Promise<boolean> {
   dummyHash ??= hashPassword(randomBytes(24).toString('base64'))
   const against = stored ?? (await dummyHash)
+  const { verify } = await loadArgon2()
   const ok = await verify(against, password).catch(() => false)
   return ok && stored !== null
 }
 
-let common: ReadonlySet<string> | undefined
-const isCommon = (candidate: string): boolean => {
-  common ??= new Set(dictionary['passwords-common'].map((p) => p.toLowerCase()))
-  return common.has(candidate)
-}
+let common: Promise<ReadonlySet<string>> | undefined
+const commonPasswords = () =>
+  (common ??= import('@zxcvbn-ts/language-common').then(
+    ({ dictionary }) => new Set(dictionary['passwords-common'].map((p) => p.toLowerCase())),
+  ))
 
 /** WEAK_PASSWORD naming /password, unless the password meets the policy. */
-export function assertStrongPassword(password: string, email: string, path = '/password'): void {
-  const problem = passwordProblem(password, email, isCommon)
+export async function assertStrongPassword(password: string, email: string, path = '/password'): Promise<void> {
+  const listed = await commonPasswords()
+  const problem = passwordProblem(password, email, (candidate) => listed.has(candidate))
   if (problem) throw new AppError('WEAK_PASSWORD', `password ${problem}`, [{ path, message: problem }])
 }
 

@@ -211,7 +211,7 @@ export async function setPasswordWithLink(
   const tokenHash = sha256(input.token)
   const user = await findPasswordTokenUser(deps.db, tokenHash, now)
   if (!user) throw invalidLink()
-  assertStrongPassword(input.password, user.email)
+  await assertStrongPassword(input.password, user.email)
   const passwordHash = await hashPassword(input.password)
   return deps.db.transaction().execute(async (trx) => {
     if ((await usePasswordToken(trx, tokenHash, now)) !== user.id) throw invalidLink()

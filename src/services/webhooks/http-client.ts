@@ -1,6 +1,6 @@
 // The webhook HTTP client: undici with a connector that dials only vetted addresses (the address is checked
 // again on the connected socket), 5 s to connect, 15 s in all, at most 4 KiB of the answer read, no redirects.
-import { buildConnector, Agent, request } from 'undici'
+import type { Agent, buildConnector, request as undiciRequest } from 'undici'
 import { isIP } from 'node:net'
 import type { AddressPolicy, Lookup } from './address-policy.js'
 import { BlockedAddressError, systemLookup } from './address-policy.js'
@@ -30,30 +30,38 @@ export function webhookClient(options: WebhookClientOptions): { post: PostWebhoo
   const { policy } = options
   const resolveName = options.lookup ?? systemLookup
   const totalTimeoutMs = options.totalTimeoutMs ?? TOTAL_TIMEOUT_MS
-  const base = buildConnector({ timeout: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS })
-  const connect: buildConnector.connector = (connectOptions, callback) => {
-    policy
-      .resolve(connectOptions.hostname, resolveName)
-      .then((addresses) => {
-        const [address] = addresses as [string]
-        // Dial the vetted address; `host` (untouched) still gives TLS its server name.
-        base({ ...connectOptions, hostname: address }, (error, socket) => {
-          if (error || !socket) return callback(error ?? new Error('no socket'), null)
-          const dialled = socket.remoteAddress
-          const why = dialled && isIP(dialled) ? policy.refusal(dialled) : undefined
-          if (why) {
-            socket.destroy()
-            return callback(new BlockedAddressError(connectOptions.hostname, dialled ?? '', why), null)
-          }
-          callback(null, socket)
+  // undici is loaded with the first delivery, not at start: a process whose merchants have no endpoint never needs it.
+  let client: Promise<{ agent: Agent; request: typeof undiciRequest }> | undefined
+  const open = () =>
+    (client ??= import('undici').then(({ Agent: UndiciAgent, buildConnector: connector, request }) => {
+      const base = connector({ timeout: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS })
+      return { agent: new UndiciAgent({ connect: vetted(base), connections: 8, pipelining: 1, keepAliveTimeout: 4_000 }), request }
+    }))
+  const vetted =
+    (base: buildConnector.connector): buildConnector.connector =>
+    (connectOptions, callback) => {
+      policy
+        .resolve(connectOptions.hostname, resolveName)
+        .then((addresses) => {
+          const [address] = addresses as [string]
+          // Dial the vetted address; `host` (untouched) still gives TLS its server name.
+          base({ ...connectOptions, hostname: address }, (error, socket) => {
+            if (error || !socket) return callback(error ?? new Error('no socket'), null)
+            const dialled = socket.remoteAddress
+            const why = dialled && isIP(dialled) ? policy.refusal(dialled) : undefined
+            if (why) {
+              socket.destroy()
+              return callback(new BlockedAddressError(connectOptions.hostname, dialled ?? '', why), null)
+            }
+            callback(null, socket)
+          })
         })
-      })
-      .catch((error: Error) => callback(error, null))
-  }
-  const agent = new Agent({ connect, connections: 8, pipelining: 1, keepAliveTimeout: 4_000 })
+        .catch((error: Error) => callback(error, null))
+    }
 
   const post: PostWebhook = async (url, headers, body) => {
     const signal = AbortSignal.timeout(totalTimeoutMs)
+    const { agent, request } = await open()
     const response = await request(url, {
       method: 'POST',
       headers,
@@ -82,5 +90,5 @@ export function webhookClient(options: WebhookClientOptions): { post: PostWebhoo
       retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
     }
   }
-  return { post, close: () => agent.close() }
+  return { post, close: async () => (client ? (await client).agent.close() : undefined) }
 }
