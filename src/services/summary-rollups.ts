@@ -41,27 +41,65 @@ export interface RollupProgress {
   caughtUp: boolean
   /** Another process held the state: this call did nothing. */
   busy: boolean
+  /** The longest span the next transaction should add (pass it back as `spanMs`): shorter after a statement timeout. */
+  spanMs: number
 }
 
 const DAY_MS = GRAIN_MS.day
 const floorToDay = (t: number): number => t - (((t % DAY_MS) + DAY_MS) % DAY_MS)
+/**
+ * The shortest span a transaction adds. A span whose statement outlasts the statement timeout (a day of a busy
+ * installation, after an outage or a rebuild) is tried again a quarter as long, down to this; each span added in time
+ * lets the next be twice as long again, up to a day. Without it, a backlog too large for one statement would fail the
+ * same way at every tick and never be rolled up.
+ */
+export const MIN_ROLLUP_SPAN_MS = 1000
+const SHRINK_AFTER_TIMEOUT = 4
+const STATEMENT_TIMEOUT = '57014'
+const isStatementTimeout = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === STATEMENT_TIMEOUT
 
 /**
- * Rolls up [rolled_until, until): one transaction per UTC day (or part of one), each holding the state row's lock,
- * adding that span's records and moving rolled_until, until the target is reached or `budgetMs` has been spent. Never
- * moves rolled_until backwards. With nothing rolled up yet it starts at the UTC day of the earliest record; a span without
- * records moves it on to the UTC day of the next record.
+ * Rolls up [rolled_until, until): one transaction per UTC day (or part of one: at most `spanMs`, a day by default),
+ * each holding the state row's lock, adding that span's records and moving rolled_until, until the target is reached or
+ * `budgetMs` has been spent. Never moves rolled_until backwards. With nothing rolled up yet it starts at the UTC day of
+ * the earliest record; a span without records moves it on to the UTC day of the next record. A transaction cancelled
+ * by the statement timeout rolls back and is tried again over a shorter span (MIN_ROLLUP_SPAN_MS).
  */
 export async function rollUpTo(
   db: Kysely<Database>,
   until: Date,
-  options: { now: Clock; budgetMs?: number; skipLocked: boolean },
+  options: { now: Clock; budgetMs?: number; skipLocked: boolean; spanMs?: number },
 ): Promise<RollupProgress> {
   const started = performance.now()
-  const progress: RollupProgress = { rolledUntil: null, chunks: 0, rows: 0, caughtUp: false, busy: false }
+  const progress: RollupProgress = {
+    rolledUntil: null,
+    chunks: 0,
+    rows: 0,
+    caughtUp: false,
+    busy: false,
+    spanMs: Math.min(DAY_MS, Math.max(MIN_ROLLUP_SPAN_MS, options.spanMs ?? DAY_MS)),
+  }
   const target = until.getTime()
+  const overBudget = () => performance.now() - started >= (options.budgetMs ?? Number.POSITIVE_INFINITY)
   for (;;) {
-    const step = await db.transaction().execute(async (trx) => {
+    const spanMs = progress.spanMs
+    let step: 'busy' | 'done' | 'more'
+    try {
+      step = await rollUpSpan(spanMs)
+    } catch (error) {
+      if (!isStatementTimeout(error) || spanMs <= MIN_ROLLUP_SPAN_MS) throw error
+      progress.spanMs = Math.max(MIN_ROLLUP_SPAN_MS, Math.floor(spanMs / SHRINK_AFTER_TIMEOUT))
+      if (overBudget()) return progress
+      continue
+    }
+    if (step === 'busy') return { ...progress, busy: true }
+    if (step === 'done') return { ...progress, caughtUp: true }
+    if (overBudget()) return progress
+  }
+
+  function rollUpSpan(spanMs: number): Promise<'busy' | 'done' | 'more'> {
+    return db.transaction().execute(async (trx) => {
       const state = await lockRollupState(trx, { skipLocked: options.skipLocked })
       if (!state) return 'busy' as const
       let from = state.rolledUntil?.getTime()
@@ -72,28 +110,29 @@ export async function rollUpTo(
       }
       progress.rolledUntil = new Date(from)
       if (from >= target) return 'done' as const
-      let to = Math.min(target, floorToDay(from) + DAY_MS)
+      let to = Math.min(target, floorToDay(from) + DAY_MS, from + spanMs)
       const rows = await addRecordsToRollups(trx, new Date(from), new Date(to))
-      progress.rows += rows
       // Nothing in that span: skip the days without records (a quiet installation, or a gap in the history).
       if (rows === 0 && to < target) {
         const next = await findNextRecordTime(trx, new Date(to))
         to = next === null ? target : Math.max(to, Math.min(floorToDay(next.getTime()), target))
       }
       await setRolledUntil(trx, new Date(to), options.now())
+      // Counted once committed: a span cancelled by the timeout added nothing.
+      progress.rows += rows
       progress.rolledUntil = new Date(to)
       progress.chunks++
+      progress.spanMs = Math.min(DAY_MS, spanMs * 2)
       return to >= target ? ('done' as const) : ('more' as const)
     })
-    if (step === 'busy') return { ...progress, busy: true }
-    if (step === 'done') return { ...progress, caughtUp: true }
-    if (performance.now() - started >= (options.budgetMs ?? Number.POSITIVE_INFINITY)) return progress
   }
 }
 
 /** Rolls up what has closed: up to the clock minus the delay. */
-export const rollUpClosedTime = (deps: RollupDeps, options: { budgetMs?: number; skipLocked: boolean }): Promise<RollupProgress> =>
-  rollUpTo(deps.db, new Date(deps.clock().getTime() - deps.delayMs), { now: deps.clock, ...options })
+export const rollUpClosedTime = (
+  deps: RollupDeps,
+  options: { budgetMs?: number; skipLocked: boolean; spanMs?: number },
+): Promise<RollupProgress> => rollUpTo(deps.db, new Date(deps.clock().getTime() - deps.delayMs), { now: deps.clock, ...options })
 
 /** Forgets every rollup (one transaction: summaries read the records meanwhile, exactly), e.g. before a rebuild. */
 export async function resetRollups(db: Kysely<Database>, now: Date): Promise<void> {
@@ -150,6 +189,8 @@ const CATCH_UP_PAUSE_MS = 50
 export class RollupWorker {
   private readonly periodic: PeriodicRun
   private failures = 0
+  /** The span the next tick starts with (rollUpTo's `spanMs`): a day until a statement timeout says otherwise. */
+  private spanMs: number = DAY_MS
 
   constructor(private readonly options: RollupWorkerOptions) {
     this.periodic = new PeriodicRun(() => this.tick())
@@ -176,7 +217,14 @@ export class RollupWorker {
   private async tick(): Promise<number> {
     const { intervalMs, log, metrics } = this.options
     try {
-      const progress = await rollUpClosedTime(this.options, { budgetMs: TICK_BUDGET_MS, skipLocked: true })
+      const progress = await rollUpClosedTime(this.options, { budgetMs: TICK_BUDGET_MS, skipLocked: true, spanMs: this.spanMs })
+      if (progress.spanMs < this.spanMs) {
+        log.warn(
+          { spanSeconds: progress.spanMs / 1000, rolledUntil: progress.rolledUntil },
+          'summary roll-up: a span outlasted the statement timeout; rolling up shorter spans',
+        )
+      }
+      this.spanMs = progress.spanMs
       this.failures = 0
       return progress.caughtUp || progress.busy ? intervalMs : CATCH_UP_PAUSE_MS
     } catch (error) {
