@@ -12,6 +12,7 @@ import {
   type Allocation,
   type AllocationDraft,
 } from '../../src/db/repositories/allocations.js'
+import { AllocationStore } from '../../src/services/allocation-store.js'
 import { client, createTestApp, type TestApp } from '../helpers/app.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
 
@@ -117,6 +118,37 @@ describe('replays, now that the write comes first', () => {
     expect(replay.headers['idempotent-replayed']).toBe('true')
     expect(replay.json().fundsAllocationId).toBe(elsewhere.allocation.id)
     expect(await keyRows(elsewhere.allocation.idempotencyKey)).toEqual([{ id: elsewhere.allocation.id }])
+  })
+})
+
+describe('the allocations a process keeps for replays', () => {
+  it('answers a key this process wrote or read from memory, and any other key from the database', async () => {
+    const { quoteId, total } = await newQuote()
+    const created = await allocate({ organisationId: org.organisationId, quoteId, credits: { amount: total } }, randomUUID())
+    const stored = (await findAllocationById(t.db, created.json().fundsAllocationId)) as Allocation
+    const writer = new AllocationStore(t.db)
+    const draft = retryDraft(stored, randomUUID())
+    expect(await writer.insert(draft, null)).toEqual({ written: true, deliveries: false })
+    const ref = { organisationId: org.organisationId, idempotencyKey: draft.allocation.idempotencyKey }
+    // Spied on: the batched lookup, the only way a store reads a key from the database.
+    const lookups = vi.spyOn(writer['keys'], 'submit')
+    expect(await writer.findByKey(ref)).toBe(draft.allocation)
+    expect(lookups).not.toHaveBeenCalled()
+
+    // Another process: a lookup, once; then from its memory too. What it reads is what the first process wrote.
+    const other = new AllocationStore(t.db)
+    const otherLookups = vi.spyOn(other['keys'], 'submit')
+    const read = await other.findByKey(ref)
+    expect(read).toEqual({ ...draft.allocation, merchant: read?.merchant ?? null })
+    expect(await other.findByKey(ref)).toBe(read)
+    expect(otherLookups).toHaveBeenCalledTimes(1)
+    expect(other.isKnownUsed(ref)).toBe(true)
+
+    // A key nobody used is looked up every time (it may be used by another process at any moment).
+    const unused = { organisationId: org.organisationId, idempotencyKey: randomUUID() }
+    expect(await writer.findByKey(unused)).toBeUndefined()
+    expect(await writer.findByKey(unused)).toBeUndefined()
+    expect(lookups).toHaveBeenCalledTimes(2)
   })
 })
 
