@@ -68,10 +68,13 @@ export function isConnectionFailure(error: unknown): boolean {
   return (code !== undefined && CONNECTION_ERROR_CODES.has(code)) || isPoolTimeout(error) || isConnectionLost(error)
 }
 
+/** A statement cancelled by the server's statement_timeout (57014). */
+export const isStatementTimeout = (error: unknown): boolean => errorCode(error) === '57014'
+
 /**
  * A database out of reach (isConnectionFailure), or a statement cancelled by statement_timeout (57014): answered
  * 503 with Retry-After (src/http/errors.ts), logged as a warning by background workers, never as an error.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  return isConnectionFailure(error) || errorCode(error) === '57014'
+  return isConnectionFailure(error) || isStatementTimeout(error)
 }

@@ -8,6 +8,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/database.js'
+import { isStatementTimeout } from '../db/failures.js'
 import {
   addRecordsToRollups,
   countRollupRows,
@@ -55,9 +56,6 @@ const floorToDay = (t: number): number => t - (((t % DAY_MS) + DAY_MS) % DAY_MS)
  */
 export const MIN_ROLLUP_SPAN_MS = 1000
 const SHRINK_AFTER_TIMEOUT = 4
-const STATEMENT_TIMEOUT = '57014'
-const isStatementTimeout = (error: unknown): boolean =>
-  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === STATEMENT_TIMEOUT
 
 /**
  * Rolls up [rolled_until, until): one transaction per UTC day (or part of one: at most `spanMs`, a day by default),
