@@ -65,7 +65,8 @@ export async function rateLimitSetup(settings: RateLimitSettings): Promise<RateL
     logFailure(error)
   }
 
-  // Loaded only with REDIS_URL: a process without Redis never holds the client's code (docs/benchmarks.md, "What the peak is made of").
+  // Loaded only with REDIS_URL: a process without Redis never holds the client's code (docs/benchmarks.md, "What a
+  // process holds from its start").
   const { Redis: RedisClient } = await import('ioredis')
   const redis: Redis = new RedisClient(settings.redisUrl, {
     connectionName: 'canopy-api',

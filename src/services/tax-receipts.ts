@@ -25,7 +25,12 @@ export function smtpSender(smtpUrl: string, from: string): { send: SendMail; clo
     send: async (message) => {
       await (await open()).sendMail({ from, ...message })
     },
-    close: () => void transport?.then((opened) => opened.close()),
+    // A transport that never opened (its first message failed to create it) has nothing to close.
+    close: () =>
+      void transport?.then(
+        (opened) => opened.close(),
+        () => {},
+      ),
   }
 }
 

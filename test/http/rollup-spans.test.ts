@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MIN_ROLLUP_SPAN_MS, resetRollups, rollUpTo } from '../../src/services/summary-rollups.js'
 import { client, createTestApp, type TestApp } from '../helpers/app.js'
 import { onPostgres } from '../helpers/db.js'
+import { rollupRows } from '../helpers/rollups.js'
 import { createOrg, floristQuote, importDemoCatalogue } from '../helpers/factories.js'
 
 // A span of records too large for one statement (a busy day after an outage, a rebuild) must still be rolled up: the
@@ -18,14 +19,7 @@ const DAY = 24 * 60 * 60_000
 let t: TestApp
 let until: Date
 
-const rows = async () =>
-  (
-    await sql<
-      Record<string, unknown>
-    >`SELECT * FROM allocation_rollups ORDER BY root_organisation_id, dimension, organisation_id, grain, period_start, group_id, currency_code`.execute(
-      t.db,
-    )
-  ).rows
+const rows = () => rollupRows(t.db)
 
 describe.runIf(onPostgres())('summary roll-up spans', () => {
   beforeAll(async () => {

@@ -11,6 +11,7 @@ import { rebuildRollups, resetRollups, rollUpTo, verifyRollups } from '../../src
 import { client, createTestApp, type TestApp } from '../helpers/app.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
 import { onPostgres } from '../helpers/db.js'
+import { rollupRows } from '../helpers/rollups.js'
 
 // The summary against the records it sums. Expectations are computed here, independently of src/: from the records that
 // GET /v3/funds/allocations/impact pages through, bucketed with Intl (not luxon) and summed with decimal.js.
@@ -597,14 +598,7 @@ describe('GET /v3/funds/allocations/summary', () => {
 })
 
 describe('rollups', () => {
-  const rows = async () =>
-    (
-      await sql<
-        Record<string, unknown>
-      >`SELECT * FROM allocation_rollups ORDER BY root_organisation_id, dimension, organisation_id, grain, period_start, group_id, currency_code`.execute(
-        t.db,
-      )
-    ).rows
+  const rows = () => rollupRows(t.db)
 
   it('are the same whether rolled up at once or bit by bit by concurrent workers', async () => {
     const until = new Date('2027-12-01T00:00:00Z')

@@ -3,8 +3,8 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { repoRoot } from '../helpers/process.js'
 
-// What a process holds from its start is memory it holds for its whole life (docs/benchmarks.md, "What the peak is made of"): the
-// packages only some deployments or some requests need are loaded with their first use.
+// What a process holds from its start is memory it holds for its whole life (docs/benchmarks.md, "What a process
+// holds from its start"): the packages only some deployments or some requests need are loaded with their first use.
 const LOADED_ON_FIRST_USE = ['ioredis', 'undici', 'nodemailer', '@node-rs/argon2', '@zxcvbn-ts/language-common']
 
 interface Report {

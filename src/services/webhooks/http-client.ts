@@ -90,5 +90,13 @@ export function webhookClient(options: WebhookClientOptions): { post: PostWebhoo
       retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
     }
   }
-  return { post, close: async () => (client ? (await client).agent.close() : undefined) }
+  // A client that never opened (no delivery yet, or its loading failed) has nothing to close.
+  return {
+    post,
+    close: async () =>
+      client?.then(
+        ({ agent }) => agent.close(),
+        () => {},
+      ),
+  }
 }
