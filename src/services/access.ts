@@ -16,7 +16,7 @@ import { compileIpAllowlist } from '../domain/ip-allowlist.js'
 import { isPermitted, type Permission, type Role } from '../domain/permissions.js'
 import type { ChainLink } from '../domain/profit-share.js'
 import { AppError } from '../errors.js'
-import { createCache, type Cache } from './cache.js'
+import { createCache, createLoadingCache, type LoadingCache } from './cache.js'
 
 /** Who acts: recorded with every change in the audit log. */
 export type Actor =
@@ -70,9 +70,9 @@ export const KEY_USE_RESOLUTION_MS = 60_000
 
 export class AccessResolver {
   // A key that is unknown or revoked is cached too (as false), so a flood of bad keys costs one lookup each per TTL.
-  private readonly keys: Cache<KeyEntry | false>
-  private readonly subtrees: Cache<ReadonlySet<string>>
-  private readonly ipAllowlists: Cache<{ allows: (address: string) => boolean }>
+  private readonly keys: LoadingCache<KeyEntry | false>
+  private readonly subtrees: LoadingCache<ReadonlySet<string>>
+  private readonly ipAllowlists: LoadingCache<{ allows: (address: string) => boolean }>
   // An organisation's parent never changes, so neither does the top of its tree, nor its chain up to it.
   private readonly roots = createCache<string>({ max: 10_000 })
   private readonly chains = createCache<readonly ChainLink[]>({ max: 10_000 })
@@ -85,20 +85,17 @@ export class AccessResolver {
     private readonly now: () => number = Date.now,
     private readonly onBackgroundError: (error: unknown) => void = () => {},
   ) {
-    this.keys = createCache({ max: 10_000, ttlMs, now })
-    this.subtrees = createCache({ max: 10_000, ttlMs, now })
-    this.ipAllowlists = createCache({ max: 10_000, ttlMs, now })
+    this.keys = createLoadingCache({ max: 10_000, ttlMs, now })
+    this.subtrees = createLoadingCache({ max: 10_000, ttlMs, now })
+    this.ipAllowlists = createLoadingCache({ max: 10_000, ttlMs, now })
   }
 
   /** The key of a key hash (SHA-256 of the full key), or undefined when unknown, revoked or expired. */
   async authenticate(keyHash: Buffer): Promise<AuthenticatedKey | undefined> {
-    const cacheKey = keyHash.toString('hex')
-    let entry = this.keys.get(cacheKey)
-    if (entry === undefined) {
+    const entry = await this.keys.get(keyHash.toString('hex'), async () => {
       const key = await findKeyForAuthentication(this.db, keyHash)
-      entry = key ? { key, expiresAt: key.expiresAt?.getTime() } : false
-      this.keys.set(cacheKey, entry)
-    }
+      return key ? { key, expiresAt: key.expiresAt?.getTime() } : false
+    })
     if (!entry || (entry.expiresAt !== undefined && entry.expiresAt <= this.now())) return undefined
     this.noteUse(entry.key.id)
     return entry.key
@@ -137,11 +134,9 @@ export class AccessResolver {
 
   /** Whether the IP allowlist in force for an organisation lets `address` use its API keys. */
   async ipAllowed(organisationId: string, address: string): Promise<boolean> {
-    let entry = this.ipAllowlists.get(organisationId)
-    if (entry === undefined) {
-      entry = { allows: compileIpAllowlist(await findEffectiveIpAllowlist(this.db, organisationId)) }
-      this.ipAllowlists.set(organisationId, entry)
-    }
+    const entry = await this.ipAllowlists.get(organisationId, async () => ({
+      allows: compileIpAllowlist(await findEffectiveIpAllowlist(this.db, organisationId)),
+    }))
     return entry.allows(address)
   }
 
@@ -160,11 +155,12 @@ export class AccessResolver {
   /** True when `organisationId` is the caller's organisation or one of its active descendants. */
   async canSee(principal: Principal, organisationId: string): Promise<boolean> {
     if (organisationId === principal.organisationId) return true
-    const cached = this.subtrees.get(principal.organisationId)
-    if (cached?.has(organisationId)) return true
+    // A cached tree answers (and is refreshed as it ages); without one, the read below fills it.
+    const id = principal.organisationId
+    if (this.subtrees.peek(id) !== undefined && (await this.subtreeOf(id)).has(organisationId)) return true
     // A miss may be a child created moments ago by another instance: read the tree again before refusing.
-    const fresh = new Set(await findActiveSubtreeIds(this.db, principal.organisationId))
-    this.subtrees.set(principal.organisationId, fresh)
+    const fresh = new Set(await findActiveSubtreeIds(this.db, id))
+    this.subtrees.set(id, fresh)
     return fresh.has(organisationId)
   }
 
@@ -187,16 +183,17 @@ export class AccessResolver {
     }
   }
 
+  /** An organisation with its active descendants, cached for the TTL. */
+  private subtreeOf(organisationId: string): Promise<ReadonlySet<string>> {
+    return this.subtrees.get(organisationId, async () => new Set(await findActiveSubtreeIds(this.db, organisationId)))
+  }
+
   /**
    * What a key may read, for lists across its tree: the top of the tree it sits in, and its organisation with its
    * active descendants (cached like canSee's; a child created moments ago shows up within the TTL).
    */
   async treeOf(principal: Principal): Promise<{ rootId: string; organisationIds: ReadonlySet<string> }> {
-    let organisationIds = this.subtrees.get(principal.organisationId)
-    if (organisationIds === undefined) {
-      organisationIds = new Set(await findActiveSubtreeIds(this.db, principal.organisationId))
-      this.subtrees.set(principal.organisationId, organisationIds)
-    }
+    const organisationIds = await this.subtreeOf(principal.organisationId)
     return { rootId: await this.rootOf(principal.organisationId), organisationIds }
   }
 

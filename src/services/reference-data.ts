@@ -15,7 +15,7 @@ import { indexFactors, type FactorSet } from '../domain/footprint.js'
 import type { ReferenceData } from '../domain/pricing.js'
 import type { CreditProject, FxTable, ImpactPartner } from '../domain/types.js'
 import { notFound } from '../errors.js'
-import { createCache, type Cache } from './cache.js'
+import { createLoadingCache, type LoadingCache } from './cache.js'
 import { loadFxInUse, type FxInUse } from './fx.js'
 import { QuotePlans } from './quote-plans.js'
 
@@ -60,11 +60,12 @@ export interface ProfitShareChain {
 }
 
 export class ReferenceDataCache {
-  // Promises are cached, so concurrent misses share one load; a failed load is forgotten at once.
-  private readonly catalogue: Cache<Promise<Catalogue>>
-  private readonly organisations: Cache<Promise<OrganisationEntry>>
-  private readonly fx: Cache<Promise<FxInUse>>
-  private readonly chains: Cache<Promise<ProfitShareChain>>
+  // Concurrent misses share one load, a failed load is forgotten at once, and an entry read past half its TTL is
+  // loaded again in the background (src/services/cache.ts, createLoadingCache).
+  private readonly catalogue: LoadingCache<Catalogue>
+  private readonly organisations: LoadingCache<OrganisationEntry>
+  private readonly fx: LoadingCache<FxInUse>
+  private readonly chains: LoadingCache<ProfitShareChain>
   private lastFx: FxInUse | undefined
   /** By the loaded organisation entry: one ReferenceData object for as long as its entry, catalogue and FX table stay. */
   private readonly references = new WeakMap<OrganisationEntry, OrganisationReference>()
@@ -76,25 +77,14 @@ export class ReferenceDataCache {
     ttlMs: number,
     now: () => number,
   ) {
-    this.catalogue = createCache({ max: 1, ttlMs, now })
-    this.organisations = createCache({ max: 10_000, ttlMs, now })
-    this.fx = createCache({ max: 1, ttlMs, now })
-    this.chains = createCache({ max: 10_000, ttlMs, now })
-  }
-
-  private cached<T>(cache: Cache<Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
-    const hit = cache.get(key)
-    if (hit) return hit
-    const value = load()
-    cache.set(key, value)
-    value.catch(() => {
-      if (cache.get(key) === value) cache.delete(key)
-    })
-    return value
+    this.catalogue = createLoadingCache({ max: 1, ttlMs, now })
+    this.organisations = createLoadingCache({ max: 10_000, ttlMs, now })
+    this.fx = createLoadingCache({ max: 1, ttlMs, now })
+    this.chains = createLoadingCache({ max: 10_000, ttlMs, now })
   }
 
   private loadCatalogue(): Promise<Catalogue> {
-    return this.cached(this.catalogue, 'catalogue', () =>
+    return this.catalogue.get('catalogue', () =>
       Promise.all([findImpactPartners(this.db), findActiveProjects(this.db), findImportedFactors(this.db)]).then(
         ([partners, projects, imported]) => ({ partners, projects, factors: indexFactors([...imported, ...DEFAULT_EMISSION_FACTORS]) }),
       ),
@@ -103,14 +93,14 @@ export class ReferenceDataCache {
 
   /** The exchange rates new quotes use (the latest imported, or the compiled default), and their origin. */
   fxInUse(): Promise<FxInUse> {
-    return this.cached(this.fx, 'fx', async () => {
+    return this.fx.get('fx', async () => {
       this.lastFx = await loadFxInUse(this.db, this.lastFx)
       return this.lastFx
     })
   }
 
   private loadOrganisation(organisationId: string): Promise<OrganisationEntry> {
-    return this.cached(this.organisations, organisationId, () =>
+    return this.organisations.get(organisationId, () =>
       Promise.all([findOrganisationById(this.db, organisationId), findAllowedPartnerIds(this.db, organisationId)]).then(
         ([row, allowed]) => {
           if (!row) throw notFound('organisation')
@@ -137,7 +127,7 @@ export class ReferenceDataCache {
    * made in this process is seen at once (forgetProfitShareChains), one made in another within the cache's TTL.
    */
   profitShareChain(organisationId: string): Promise<ProfitShareChain> {
-    return this.cached(this.chains, organisationId, async () => {
+    return this.chains.get(organisationId, async () => {
       const chain = await findOrganisationChain(this.db, organisationId)
       if (chain.length === 0) throw notFound('organisation')
       return {

@@ -5,26 +5,22 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { findEffectiveAllowedOrigins } from '../db/repositories/organisations.js'
-import { createCache, type Cache } from './cache.js'
+import { createLoadingCache, type LoadingCache } from './cache.js'
 
 export class SessionOrigins {
-  private readonly origins: Cache<readonly string[]>
+  private readonly origins: LoadingCache<readonly string[]>
 
   constructor(
     private readonly db: Kysely<Database>,
     ttlMs: number,
     now: () => number = Date.now,
   ) {
-    this.origins = createCache({ max: 10_000, ttlMs, now })
+    this.origins = createLoadingCache({ max: 10_000, ttlMs, now })
   }
 
   /** True when `origin` (the request's Origin header, verbatim) may read session `sessionId`. */
   async allows(sessionId: string, origin: string): Promise<boolean> {
-    let allowed = this.origins.get(sessionId)
-    if (allowed === undefined) {
-      allowed = await findEffectiveAllowedOrigins(this.db, { sessionId })
-      this.origins.set(sessionId, allowed)
-    }
+    const allowed = await this.origins.get(sessionId, () => findEffectiveAllowedOrigins(this.db, { sessionId }))
     // Stored origins are normalised, and browsers send the Origin header in that same form: compared exactly.
     return allowed.includes(origin)
   }

@@ -54,6 +54,23 @@ describe('API key authentication', () => {
     expectUnauthorized(await client(t.app, key.apiKey).get(`/v3/organisations/${parent.organisationId}`))
   })
 
+  it('keeps that bound while steady use refreshes the cached key in the background', async () => {
+    const ttl = t.config.AUTH_CACHE_TTL_MS
+    const key = await createApiKey(t.db, parent.organisationId, 'test', t.clock.now())
+    const get = () => client(t.app, key.apiKey).get(`/v3/organisations/${parent.organisationId}`)
+    expect((await get()).statusCode).toBe(200)
+    t.clock.advance(ttl * 0.6)
+    // Past half the TTL: answered from the cache while the key is read again (still active).
+    expect((await get()).statusCode).toBe(200)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await revokeApiKey(t.db, key.key.prefix, t.clock.now())
+    t.clock.advance(ttl * 0.6)
+    // The refreshed entry was read before the revocation and is not yet a TTL old: still accepted, and read again.
+    expect((await get()).statusCode).toBe(200)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expectUnauthorized(await get())
+  })
+
   it('stores only a SHA-256 hash of each key', async () => {
     const rows = await t.db.selectFrom('api_keys').selectAll().where('organisation_id', '=', parent.organisationId).execute()
     expect(rows.length).toBeGreaterThan(0)
