@@ -103,7 +103,7 @@ async function measure(
   const odd = load.unexpected ? `, ${load.unexpected} unexpected (${JSON.stringify(load.statuses)})` : ''
   log(
     `${String(connections).padStart(3)} conns  ${label.padEnd(40)} ${String(load.requestsPerSecond).padStart(6)} req/s  ` +
-      `p50 ${load.p50} ms  p99 ${load.p99} ms${options.overallRate ? ` (fixed rate ${options.overallRate}/s)` : ''}${odd}`,
+      `p50 ${load.p50} ms  p99 ${load.p99} ms${options.overallRate ? ` (fixed rate ${options.overallRate}/s; autocannon's p99 ${load.autocannonP99} ms)` : ''}${odd}`,
   )
   return measurement
 }
