@@ -60,7 +60,11 @@ const env: NodeJS.ProcessEnv = {
   OPERATOR_LEGAL_NAME: process.env.OPERATOR_LEGAL_NAME || 'Canopy Demo Operator Ltd',
 }
 delete env.DATABASE_URL // the demo always runs on the embedded database
-const api = spawn(process.execPath, ['--enable-source-maps', 'dist/src/server.js'], { cwd: root, env, stdio: 'inherit' })
+const api = spawn(process.execPath, ['--enable-source-maps', '--max-old-space-size=1024', 'dist/src/server.js'], {
+  cwd: root,
+  env,
+  stdio: 'inherit',
+})
 let apiExited = false
 api.on('exit', (code) => {
   apiExited = true

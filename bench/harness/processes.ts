@@ -126,9 +126,22 @@ export async function stopService(service: Service, graceMs = 5000): Promise<voi
 }
 
 /**
- * The compiled API (`dist/src/server.js`, built by the bench's npm script) as every bench runs it: on `databaseUrl`,
- * a free port, the rate limit out of the way, a pool of 10, metrics on a free port of their own, plus `env`.
- * BENCH_NODE_ARGS adds Node flags (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it).
+ * The Node flags `npm start` gives the server (package.json's start script, which the Dockerfile's CMD repeats:
+ * test/unit/deploy-files.test.ts), so the bench measures the API as it is run.
+ */
+export function serverNodeFlags(cwd: string): string[] {
+  const start = (JSON.parse(readFileSync(`${cwd}/package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start
+  const words = start.split(/\s+/)
+  const entry = words.indexOf('dist/src/server.js')
+  if (words[0] !== 'node' || entry < 0) throw new Error(`package.json's start script is not "node [flags] dist/src/server.js": ${start}`)
+  return words.slice(1, entry)
+}
+
+/**
+ * The compiled API (`dist/src/server.js`, built by the bench's npm script) as every bench runs it: with `npm start`'s
+ * Node flags, on `databaseUrl`, a free port, the rate limit out of the way, a pool of 10, metrics on a free port of
+ * their own, plus `env`. BENCH_NODE_ARGS adds Node flags after those (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to
+ * profile it; a flag given again there wins).
  */
 export async function startApi(options: {
   name: string
@@ -141,7 +154,7 @@ export async function startApi(options: {
   return startService({
     name: options.name,
     cwd: options.cwd,
-    args: [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/src/server.js'],
+    args: [...serverNodeFlags(options.cwd), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/src/server.js'],
     env: {
       PATH: process.env.PATH,
       DATABASE_URL: options.databaseUrl,
