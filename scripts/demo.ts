@@ -6,6 +6,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startShop } from '../examples/shop/server.js'
+import { SERVER_ENTRY, serverNodeFlags } from './server-command.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const apiPort = Number(process.env.PORT || 3000)
@@ -26,7 +27,7 @@ function newest(dir: string): number {
 }
 
 function buildIfNeeded(): void {
-  const outputs = [join(root, 'dist/src/server.js'), join(root, 'dist/sdk/manifest.json'), join(root, 'dist/hub/manifest.json')]
+  const outputs = [join(root, SERVER_ENTRY), join(root, 'dist/sdk/manifest.json'), join(root, 'dist/hub/manifest.json')]
   const built = Math.min(...outputs.map((file) => (existsSync(file) ? statSync(file).mtimeMs : 0)))
   const sources = Math.max(...['src', 'migrations', 'sdk/src', 'hub/src'].map((dir) => newest(join(root, dir))))
   if (built > sources) return
@@ -60,7 +61,7 @@ const env: NodeJS.ProcessEnv = {
   OPERATOR_LEGAL_NAME: process.env.OPERATOR_LEGAL_NAME || 'Canopy Demo Operator Ltd',
 }
 delete env.DATABASE_URL // the demo always runs on the embedded database
-const api = spawn(process.execPath, ['--enable-source-maps', '--max-old-space-size=1024', 'dist/src/server.js'], {
+const api = spawn(process.execPath, [...serverNodeFlags(root), SERVER_ENTRY], {
   cwd: root,
   env,
   stdio: 'inherit',

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { SERVER_ENTRY, serverNodeFlags } from '../../scripts/server-command.js'
 
 export const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -126,22 +127,10 @@ export async function stopService(service: Service, graceMs = 5000): Promise<voi
 }
 
 /**
- * The Node flags `npm start` gives the server (package.json's start script, which the Dockerfile's CMD repeats:
- * test/unit/deploy-files.test.ts), so the bench measures the API as it is run.
- */
-export function serverNodeFlags(cwd: string): string[] {
-  const start = (JSON.parse(readFileSync(`${cwd}/package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start
-  const words = start.split(/\s+/)
-  const entry = words.indexOf('dist/src/server.js')
-  if (words[0] !== 'node' || entry < 0) throw new Error(`package.json's start script is not "node [flags] dist/src/server.js": ${start}`)
-  return words.slice(1, entry)
-}
-
-/**
  * The compiled API (`dist/src/server.js`, built by the bench's npm script) as every bench runs it: with `npm start`'s
- * Node flags, on `databaseUrl`, a free port, the rate limit out of the way, a pool of 10, metrics on a free port of
- * their own, plus `env`. BENCH_NODE_ARGS adds Node flags after those (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to
- * profile it; a flag given again there wins).
+ * Node flags (scripts/server-command.ts), on `databaseUrl`, a free port, the rate limit out of the way, a pool of 10,
+ * metrics on a free port of their own, plus `env`. BENCH_NODE_ARGS adds Node flags after those (e.g. "--cpu-prof
+ * --cpu-prof-dir=/tmp/prof" to profile it; a flag given again there wins).
  */
 export async function startApi(options: {
   name: string
@@ -154,7 +143,7 @@ export async function startApi(options: {
   return startService({
     name: options.name,
     cwd: options.cwd,
-    args: [...serverNodeFlags(options.cwd), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/src/server.js'],
+    args: [...serverNodeFlags(options.cwd), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), SERVER_ENTRY],
     env: {
       PATH: process.env.PATH,
       DATABASE_URL: options.databaseUrl,

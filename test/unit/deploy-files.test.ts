@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { CONFIG_KEYS, ConfigSchema } from '../../src/config.js'
 import { repoRoot } from '../helpers/process.js'
-import { serverNodeFlags } from '../../bench/harness/processes.js'
+import { serverNodeFlags } from '../../scripts/server-command.js'
 
 const read = (file: string) => readFileSync(join(repoRoot, file), 'utf8')
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -213,7 +213,7 @@ describe('Dockerfile', () => {
     const cmd = JSON.parse(/^CMD\s+(\[.*\])$/m.exec(dockerfile)?.[1] ?? '[]') as string[]
     const entry = cmd.find((part) => part.startsWith('dist/'))
     expect(entry).toBe('dist/src/server.js')
-    // The same Node flags as npm start (which the bench reads: bench/harness/processes.ts, serverNodeFlags).
+    // The same Node flags as npm start (which the bench and the demo read: scripts/server-command.ts).
     expect(cmd).toEqual(['node', ...serverNodeFlags(repoRoot), 'dist/src/server.js'])
     expect(cmd).toContain('--max-old-space-size=1024')
     expect(existsSync(join(repoRoot, sourceOf(entry ?? '')))).toBe(true)

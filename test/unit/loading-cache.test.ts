@@ -20,6 +20,17 @@ function clockAt(start: number) {
   return clock
 }
 
+/** A cache (TTL 100 ms) holding `value` for 'k', loaded at 1,000 ms, with the clock and the loads that follow. */
+async function loadedAt1000(value: string) {
+  const clock = clockAt(1_000)
+  const cache = createLoadingCache<string>({ max: 10, ttlMs: 100, now: clock.now })
+  const { load, pending } = loads<string>()
+  const first = cache.get('k', load)
+  pending[0]!.resolve(value)
+  await first
+  return { clock, cache, load, pending }
+}
+
 describe('createLoadingCache', () => {
   it('shares one load between concurrent misses, then answers from the cache', async () => {
     const clock = clockAt(1_000)
@@ -37,12 +48,7 @@ describe('createLoadingCache', () => {
   })
 
   it('past half its TTL, answers the cached value at once and loads the next one in the background, once', async () => {
-    const clock = clockAt(1_000)
-    const cache = createLoadingCache<string>({ max: 10, ttlMs: 100, now: clock.now })
-    const { load, pending } = loads<string>()
-    const first = cache.get('k', load)
-    pending[0]!.resolve('v1')
-    await first
+    const { clock, cache, load, pending } = await loadedAt1000('v1')
     clock.t += 60
     expect(await cache.get('k', load)).toBe('v1')
     expect(await cache.get('k', load)).toBe('v1')
@@ -55,12 +61,7 @@ describe('createLoadingCache', () => {
   })
 
   it("starts a refreshed value's TTL when its load began, not when it ended", async () => {
-    const clock = clockAt(1_000)
-    const cache = createLoadingCache<string>({ max: 10, ttlMs: 100, now: clock.now })
-    const { load, pending } = loads<string>()
-    const first = cache.get('k', load)
-    pending[0]!.resolve('v1')
-    await first
+    const { clock, cache, load, pending } = await loadedAt1000('v1')
     clock.t = 1_060
     await cache.get('k', load) // the refresh begins at 1,060
     clock.t = 1_090
@@ -77,12 +78,7 @@ describe('createLoadingCache', () => {
 
   it('never serves a value past its TTL when the refresh hangs or fails', async () => {
     for (const outcome of ['hangs', 'fails'] as const) {
-      const clock = clockAt(1_000)
-      const cache = createLoadingCache<string>({ max: 10, ttlMs: 100, now: clock.now })
-      const { load, pending } = loads<string>()
-      const first = cache.get('k', load)
-      pending[0]!.resolve('v1')
-      await first
+      const { clock, cache, load, pending } = await loadedAt1000('v1')
       clock.t = 1_070
       expect(await cache.get('k', load)).toBe('v1')
       if (outcome === 'fails') pending[1]!.reject(new Error('database down'))
@@ -114,12 +110,7 @@ describe('createLoadingCache', () => {
 
   it('does not put back a value whose load began before a delete or a clear', async () => {
     for (const forget of ['delete', 'clear'] as const) {
-      const clock = clockAt(1_000)
-      const cache = createLoadingCache<string>({ max: 10, ttlMs: 100, now: clock.now })
-      const { load, pending } = loads<string>()
-      const first = cache.get('k', load)
-      pending[0]!.resolve('before')
-      await first
+      const { clock, cache, load, pending } = await loadedAt1000('before')
       clock.t = 1_060
       await cache.get('k', load) // a refresh begins
       if (forget === 'delete') cache.delete('k')
