@@ -153,12 +153,13 @@ async function seed(url: string): Promise<{ rootKey: string; childKey: string; r
     await sql`
       INSERT INTO impact_record_partners (impact_partner_id, root_organisation_id, funds_date_time, record_id, organisation_id, allocation_id,
         allocation_created_at)
-      SELECT DISTINCT (e.entry->>1)::uuid, a.root_organisation_id, a.created_at, a.id, a.organisation_id, a.id, a.created_at
+      SELECT DISTINCT (e.entry->>1)::uuid, a.root_organisation_id, a.created_at, a.id, nullif(a.organisation_id, a.root_organisation_id),
+        NULL::uuid, NULL::timestamptz
       FROM allocations a CROSS JOIN LATERAL jsonb_array_elements(a.entries) AS e(entry)`.execute(db)
     await sql`
       INSERT INTO impact_record_partners (impact_partner_id, root_organisation_id, funds_date_time, record_id, organisation_id, allocation_id,
         allocation_created_at)
-      SELECT DISTINCT (e.entry->>1)::uuid, r.root_organisation_id, r.created_at, r.id, r.organisation_id, r.allocation_id,
+      SELECT DISTINCT (e.entry->>1)::uuid, r.root_organisation_id, r.created_at, r.id, nullif(r.organisation_id, r.root_organisation_id), r.allocation_id,
         r.allocation_created_at
       FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id AND a.created_at = r.allocation_created_at
       CROSS JOIN LATERAL jsonb_array_elements(a.entries) AS e(entry)`.execute(db)

@@ -27,6 +27,8 @@ import * as m002400 from './2026_11_27_002400_compact_entries.js'
 import * as m002500 from './2026_11_27_002500_plpgsql_write_functions.js'
 import * as m002600 from './2026_11_28_002600_lean_partner_rows_and_consumer_index.js'
 import * as m002700 from './2026_11_28_002700_merchant_snapshots.js'
+import * as m002800 from './2026_11_28_002800_partner_rows_organisation_once.js'
+import * as m002900 from './2026_11_28_002900_drop_allocations_quote_index.js'
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000100_organisations_and_api_keys': m000100,
@@ -55,4 +57,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_27_002500_plpgsql_write_functions': m002500,
   '2026_11_28_002600_lean_partner_rows_and_consumer_index': m002600,
   '2026_11_28_002700_merchant_snapshots': m002700,
+  '2026_11_28_002800_partner_rows_organisation_once': m002800,
+  '2026_11_28_002900_drop_allocations_quote_index': m002900,
 }

@@ -385,7 +385,9 @@ export interface ImpactRecordPartnersTable {
   funds_date_time: Date
   /** The allocation's id, or the reversal's. */
   record_id: string
-  organisation_id: string
+  /** The record's organisation; NULL when it is the top of its tree (root_organisation_id; rows written before
+   * migration 002800 repeat it). */
+  organisation_id: string | null
   /** A reversal's rows: its allocation's id. NULL for an allocation's rows (the record's own; rows written before
    * migration 002600 repeat it). */
   allocation_id: string | null

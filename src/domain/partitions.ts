@@ -105,11 +105,28 @@ export function monthsBetween(from: Month, to: Month): Month[] {
 export const monthsToCreate = (now: Date): Month[] => monthsBetween(monthOf(now), addMonths(monthOf(now), MONTHS_AHEAD))
 
 /**
+ * How long a month of quotes is kept past its last quote's retention. An allocation names a quote only within its
+ * retention (isPastQuoteRetention), and commits within seconds of being priced; the month's allocated quotes are copied
+ * before its partition is detached, without a lock, so every allocation that can name one must be committed by then.
+ * A day also covers API processes whose clocks disagree.
+ */
+export const QUOTE_DROP_GRACE_MS = 86_400_000
+
+/**
  * Whether retention drops the partition of `month` at `now`: every instant it can hold is older than the table's
- * retention (its end is at least that many days before now). Never the current month or a later one, never the ledger.
+ * retention (its end is at least that many days before now; for quotes, and QUOTE_DROP_GRACE_MS). Never the current
+ * month or a later one, never the ledger.
  */
 export function isExpired(table: PartitionedTable, month: Month, now: Date, retention: Retention): boolean {
   const days = retentionDays(table, retention)
   if (days === undefined) return false
-  return monthEnd(month).getTime() <= now.getTime() - days * 86_400_000
+  const grace = table === 'quotes' ? QUOTE_DROP_GRACE_MS : 0
+  return monthEnd(month).getTime() <= now.getTime() - days * 86_400_000 - grace
 }
+
+/**
+ * The earliest time an allocation naming a quote of `month` can have: the month's start (an allocation is made after
+ * its quote), less the grace for clocks. Allocations are partitioned by that time, so the copy of a month's allocated
+ * quotes reads only the allocations' months from then on.
+ */
+export const earliestAllocationNaming = (month: Month): Date => new Date(monthStart(month).getTime() - QUOTE_DROP_GRACE_MS)

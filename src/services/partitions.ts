@@ -26,6 +26,9 @@ import {
   monthsToCreate,
   partitionName,
   PARTITION_KEY,
+  QUOTE_DROP_GRACE_MS,
+  earliestAllocationNaming,
+  type Month,
   PARTITIONED_TABLES,
   type PartitionedTable,
   type Retention,
@@ -79,7 +82,8 @@ export async function maintainPartitions(deps: MaintenanceDeps): Promise<Mainten
       }
       // A run cut short between a detach and its drop left the table behind: finish it.
       for (const name of await findDetachedPartitions(db, table)) {
-        if (table === 'quotes') result.retainedQuotes += await retainAllocatedQuotes(db, name)
+        const month = monthOfPartition(table, name)
+        if (table === 'quotes' && month) result.retainedQuotes += await retainAllocatedQuotes(db, name, earliestAllocationNaming(month))
         await dropDetachedTable(db, name)
         result.dropped.push(name)
       }
@@ -93,24 +97,34 @@ export async function maintainPartitions(deps: MaintenanceDeps): Promise<Mainten
             continue
           }
         }
-        await dropPartition(db, table, partition, result)
+        await dropPartition(db, table, partition, month, deps.clock, result)
       }
     }
     return result
   })
 }
 
-async function dropPartition(db: Kysely<Database>, table: PartitionedTable, partition: PartitionRow, result: MaintenanceResult) {
-  // Quotes: the month's allocated quotes are copied in the detach's transaction, and again just before the drop (an
-  // allocation that read its quote before the detach may commit after it).
-  const retain = table === 'quotes' ? (trx: Kysely<Database>) => retainAllocatedQuotes(trx, partition.name) : undefined
-  let retained = 0
-  await detachPartition(db, table, partition.name, DETACH_LOCK_TIMEOUT_MS, async (trx) => {
-    retained += (await retain?.(trx)) ?? 0
-  })
-  if (retain) retained += await retain(db)
+async function dropPartition(
+  db: Kysely<Database>,
+  table: PartitionedTable,
+  partition: PartitionRow,
+  month: Month,
+  clock: () => Date,
+  result: MaintenanceResult,
+) {
+  if (table !== 'quotes') {
+    await detachPartition(db, table, partition.name, DETACH_LOCK_TIMEOUT_MS)
+  } else {
+    // The month's allocated quotes are copied before the detach, outside its lock: no allocation can name one any more
+    // (isExpired keeps a day's grace past their retention). Copied again after the detach, from the allocations made
+    // since the first copy began (the current month's, not the whole window's), for what a clock or a setting changed
+    // between processes could still have let through.
+    const firstCopy = new Date(clock().getTime() - QUOTE_DROP_GRACE_MS)
+    result.retainedQuotes += await retainAllocatedQuotes(db, partition.name, earliestAllocationNaming(month))
+    await detachPartition(db, table, partition.name, DETACH_LOCK_TIMEOUT_MS)
+    result.retainedQuotes += await retainAllocatedQuotes(db, partition.name, firstCopy)
+  }
   await dropDetachedTable(db, partition.name)
-  result.retainedQuotes += retained
   result.dropped.push(partition.name)
 }
 

@@ -11,6 +11,8 @@ import { client, createTestApp, type TestApp } from '../helpers/app.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
 
 const MIGRATION = '2026_11_28_002700_merchant_snapshots'
+/** The migrations after it, in order: undone before it on the way down. */
+const LATER = ['2026_11_28_002800_partner_rows_organisation_once', '2026_11_28_002900_drop_allocations_quote_index']
 
 let t: TestApp
 let org: OrgFixture
@@ -118,6 +120,7 @@ describe('merchant snapshots', () => {
     const records = async () =>
       Promise.all([id, none.id].map(async (x) => (await client(t.app, org.apiKey).get(`/funds/allocations/${x}/impact`)).json()))
     const before = await records()
+    for (const name of [...LATER].reverse()) expect(await migrateDown(t.db)).toEqual([name])
     expect(await migrateDown(t.db)).toEqual([MIGRATION])
     const { rows } = await sql<{
       id: string
@@ -129,7 +132,7 @@ describe('merchant snapshots', () => {
         [none.id, null],
       ]),
     )
-    expect(await migrateToLatest(t.db)).toEqual([MIGRATION])
+    expect(await migrateToLatest(t.db)).toEqual([MIGRATION, ...LATER])
     expect(await records()).toEqual(before)
     // New allocations name snapshots again.
     const after = await allocateWith(FLORIST)

@@ -156,7 +156,7 @@ async function partnerRowsDerivedAndStored(): Promise<{ derived: unknown[]; stor
     ORDER BY 1, 2, 3, 4`.execute(t.db)
   const { rows: stored } = await sql`
     SELECT impact_partner_id::text AS partner, root_organisation_id::text AS root, funds_date_time::text AS at, record_id::text AS record,
-           organisation_id::text AS organisation, coalesce(allocation_id, record_id)::text AS allocation
+           coalesce(organisation_id, root_organisation_id)::text AS organisation, coalesce(allocation_id, record_id)::text AS allocation
     FROM impact_record_partners ORDER BY 1, 2, 3, 4`.execute(t.db)
   return { derived, stored }
 }
@@ -270,6 +270,7 @@ describe('GET /funds/allocations/impact', () => {
     const tree = [parent.organisationId, childA.organisationId, childB.organisationId]
     const partners = await treePartners()
     expect(partners.length).toBeGreaterThan(1)
+    let parentOwn = 0
     for (const partner of partners) {
       const ids = async (key: string, extra = '') =>
         (await list(key, `${WINDOW}&limit=100&impactPartnerId=${partner}${extra}`)).json().data.map(recordId)
@@ -280,10 +281,15 @@ describe('GET /funds/allocations/impact', () => {
         await sqlRecordsWithPartner(partner, [childA.organisationId], from, to),
       )
       expect(await ids(childB.apiKey)).toEqual(await sqlRecordsWithPartner(partner, [childB.organisationId], from, to))
+      // The tree's top: its partner rows name no organisation (root_organisation_id is it), and the filter still finds them.
+      const own = await sqlRecordsWithPartner(partner, [parent.organisationId], from, to)
+      parentOwn += own.length
+      expect(await ids(parent.apiKey, `&fundsOrganisationId=${parent.organisationId}`)).toEqual(own)
       expect(await ids(parent.apiKey, '&consumerReference=consumer_1')).toEqual(
         await sqlRecordsWithPartner(partner, tree, from, to, 'consumer_1'),
       )
     }
+    expect(parentOwn).toBeGreaterThan(0)
     // Reversals are among them; a partner on no line of the tree has no records.
     const ocean = await sqlRecordsWithPartner(DEMO_PARTNER_IDS.oceanCommons, tree, from, to)
     expect(ocean.some((id) => written.find((w) => w.id === id)?.reversal)).toBe(true)
@@ -608,13 +614,24 @@ describe('impact_record_partners', () => {
     const { derived, stored } = await partnerRowsDerivedAndStored()
     expect(stored).toEqual(derived)
     // An allocation's rows do not repeat its id and time (bytes every allocation would write); a reversal's name its
-    // allocation.
-    const { rows: kinds } = await sql<{ allocation_rows: number; repeating: number; reversal_rows: number }>`
+    // allocation. Nor does a record of the top of its tree repeat its organisation (root_organisation_id says it).
+    const { rows: kinds } = await sql<{ allocation_rows: number; repeating: number; reversal_rows: number; naming_root: number }>`
       SELECT count(*) FILTER (WHERE allocation_id IS NULL AND allocation_created_at IS NULL)::int AS allocation_rows,
              count(*) FILTER (WHERE allocation_id = record_id)::int AS repeating,
-             count(*) FILTER (WHERE allocation_id <> record_id AND allocation_created_at IS NOT NULL)::int AS reversal_rows
+             count(*) FILTER (WHERE allocation_id <> record_id AND allocation_created_at IS NOT NULL)::int AS reversal_rows,
+             count(*) FILTER (WHERE organisation_id IS NOT NULL)::int AS naming_root
       FROM impact_record_partners WHERE root_organisation_id = ${own.organisationId}::uuid`.execute(t.db)
-    expect(kinds[0]).toEqual({ allocation_rows: partners.size * 8 + receiptPartners, repeating: 0, reversal_rows: partners.size })
+    expect(kinds[0]).toEqual({
+      allocation_rows: partners.size * 8 + receiptPartners,
+      repeating: 0,
+      reversal_rows: partners.size,
+      naming_root: 0,
+    })
+    // A child's rows name it.
+    const { rows: children } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM impact_record_partners
+      WHERE root_organisation_id = ${parent.organisationId}::uuid AND organisation_id = ${childA.organisationId}::uuid`.execute(t.db)
+    expect(children[0]?.n).toBeGreaterThan(0)
   })
 
   it('a partner page is an ordered read of its key, then its allocations by primary key in their month: no Sort node, either direction', async () => {

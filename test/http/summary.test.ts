@@ -626,6 +626,8 @@ describe('rollups', () => {
     await rollTo(new Date('2027-03-28T00:45:00Z'))
     const byWorker = await rows()
     expect(byWorker.some((r) => r.grain === 'week')).toBe(true)
+    expect(await migrateDown(t.db)).toEqual(['2026_11_28_002900_drop_allocations_quote_index'])
+    expect(await migrateDown(t.db)).toEqual(['2026_11_28_002800_partner_rows_organisation_once'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_28_002700_merchant_snapshots'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_28_002600_lean_partner_rows_and_consumer_index'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_27_002500_plpgsql_write_functions'])
@@ -642,6 +644,8 @@ describe('rollups', () => {
       '2026_11_27_002500_plpgsql_write_functions',
       '2026_11_28_002600_lean_partner_rows_and_consumer_index',
       '2026_11_28_002700_merchant_snapshots',
+      '2026_11_28_002800_partner_rows_organisation_once',
+      '2026_11_28_002900_drop_allocations_quote_index',
     ])
     expect(await rows()).toEqual(byWorker)
   })

@@ -22,6 +22,8 @@ const LATER = [
   '2026_11_27_002500_plpgsql_write_functions',
   '2026_11_28_002600_lean_partner_rows_and_consumer_index',
   '2026_11_28_002700_merchant_snapshots',
+  '2026_11_28_002800_partner_rows_organisation_once',
+  '2026_11_28_002900_drop_allocations_quote_index',
 ]
 /** Applies the migrations up to MIGRATION (not those after it); returns the names applied now. */
 async function migrateToIt(db: Kysely<Database>): Promise<string[]> {

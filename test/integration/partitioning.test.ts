@@ -41,14 +41,16 @@ async function checkout(options: { allocate?: boolean; receipt?: boolean } = {})
 
 /**
  * Every row of the table, as JSON, sorted. A partner row of an allocation reads the allocation's id and time as its
- * own where it stores none (migration 002600 writes none; its down fills them in and its up keeps them: same reading).
+ * own where it stores none (migration 002600 writes none; its down fills them in and its up keeps them: same reading),
+ * and its tree's top as its organisation where it names none (migration 002800, likewise).
  * An allocation reads its merchant from its snapshot where it names one (migration 002700; its down copies the
  * snapshot into the row, and its up keeps it there: same reading).
  */
 const rowsOf = async (table: string) => {
   const select =
     table === 'impact_record_partners'
-      ? sql`SELECT impact_partner_id, root_organisation_id, funds_date_time, record_id, organisation_id,
+      ? sql`SELECT impact_partner_id, root_organisation_id, funds_date_time, record_id,
+                   coalesce(organisation_id, root_organisation_id) AS organisation_id,
                    coalesce(allocation_id, record_id) AS allocation_id, coalesce(allocation_created_at, funds_date_time) AS allocation_created_at
             FROM impact_record_partners`
       : table === 'allocations'
@@ -155,6 +157,8 @@ describe('the migration', () => {
 
     // Down past both partitionings (and the migrations between them), then up again.
     const after = [
+      '2026_11_28_002900_drop_allocations_quote_index',
+      '2026_11_28_002800_partner_rows_organisation_once',
       '2026_11_28_002700_merchant_snapshots',
       '2026_11_28_002600_lean_partner_rows_and_consumer_index',
       '2026_11_27_002500_plpgsql_write_functions',
@@ -317,6 +321,28 @@ describe('maintenance', () => {
     expect(late.json().code).toBe('NOT_FOUND')
     // The allocation made in time can still be read and reversed.
     expect((await client(t.app, org.apiKey).post(`/funds/allocations/${inTime.json().fundsAllocationId}/reverse`)).statusCode).toBe(201)
+
+    // Its quote's month is dropped a day after the month's last quote is past retention (no allocation can name one
+    // any more), and its quote, allocated in a later month's partition, is copied out first.
+    const made = new Date(quote.json().createdAt)
+    const quoteMonth = `quotes_p${made.toISOString().slice(0, 7).replace('-', '_')}`
+    const monthEnd = Date.UTC(made.getUTCFullYear(), made.getUTCMonth() + 1, 1)
+    expect(inTime.json().createdAt.slice(0, 7)).not.toBe(made.toISOString().slice(0, 7))
+    t.clock.advance(monthEnd + 90 * DAY + DAY / 2 - t.clock.now().getTime())
+    expect((await t.app.partitions.runOnce())?.dropped).not.toContain(quoteMonth)
+    t.clock.advance(DAY / 2)
+    expect((await t.app.partitions.runOnce())?.dropped).toContain(quoteMonth)
+    const kept = await sql<{ n: number }>`SELECT count(*)::int AS n FROM retained_quotes WHERE id = ${quote.json().quoteId}::uuid`.execute(
+      t.db,
+    )
+    expect(kept.rows[0]?.n).toBe(1)
+    expect((await client(t.app, org.apiKey).get(`/quotes/${quote.json().quoteId}`)).statusCode).toBe(200)
+  })
+
+  it('no index of allocations leads with quote_id: the copy of allocated quotes reads their months instead', async () => {
+    const { rows } = await sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes WHERE tablename LIKE 'allocations%'`.execute(t.db)
+    expect(rows.length).toBeGreaterThan(0)
+    expect(rows.filter((r) => /\(quote_id/.test(r.indexdef))).toEqual([])
   })
 
   it('a failing run is logged and counted; the API keeps serving', async () => {

@@ -12,6 +12,8 @@ import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver
 const MIGRATION = '2026_11_25_002100_small_webhook_events'
 /** The migrations after it, undone first (newest first). */
 const LATER = [
+  '2026_11_28_002900_drop_allocations_quote_index',
+  '2026_11_28_002800_partner_rows_organisation_once',
   '2026_11_28_002700_merchant_snapshots',
   '2026_11_28_002600_lean_partner_rows_and_consumer_index',
   '2026_11_27_002500_plpgsql_write_functions',

@@ -209,7 +209,8 @@ export function merchantSnapshotIdOf(merchant: StoredMerchant): string {
  * indexes"): one per distinct impact partner of the record's lines, so they exist only if the record was written.
  * `written` returns the allocations' rows (with their entries), or the reversals' (lines read from their allocation).
  * An allocation's rows leave allocation_id and allocation_created_at NULL: they are the record's own id and time
- * (bytes every allocation would write for nothing). A line's impact partner is its element 1 (database.ts,
+ * (bytes every allocation would write for nothing); a record of the top of its tree leaves organisation_id NULL too
+ * (it is root_organisation_id). A line's impact partner is its element 1 (database.ts,
  * StoredAllocationEntry). Raw SQL: a data-modifying CTE over the
  * insert's RETURNING and jsonb_array_elements. Plain text (no parameters), so that it can be part of a prepared text.
  */
@@ -217,7 +218,7 @@ const partnerRowsText = (of: 'allocations' | 'reversals') => `
   written_partners AS (
     INSERT INTO impact_record_partners (impact_partner_id, root_organisation_id, funds_date_time, record_id, organisation_id, allocation_id,
       allocation_created_at)
-    SELECT DISTINCT (e.entry->>1)::uuid, w.root_organisation_id, w.created_at, w.id, w.organisation_id,
+    SELECT DISTINCT (e.entry->>1)::uuid, w.root_organisation_id, w.created_at, w.id, nullif(w.organisation_id, w.root_organisation_id),
       ${of === 'allocations' ? 'NULL::uuid, NULL::timestamptz' : 'w.allocation_id, w.allocation_created_at'}
     FROM written w
     ${of === 'allocations' ? '' : 'JOIN allocations a ON a.id = w.allocation_id AND a.created_at = w.allocation_created_at'}

@@ -160,7 +160,7 @@ const partnerLed = (filter: ImpactRecordFilter): boolean => filter.impactPartner
  * The keys of a page filtered by impact partner: an ordered range read of that partner's rows of the tree in
  * impact_record_partners (primary key (impact_partner_id, root_organisation_id, funds_date_time, record_id), which
  * includes a reversal's allocation keys), stopped at LIMIT. So a page costs its own size however rare the partner.
- * Organisations are a row filter on the partner rows (they carry organisation_id). With a consumer reference too, the
+ * Organisations are a row filter on the partner rows (they carry organisation_id, NULL for the tree's top). With a consumer reference too, the
  * consumer-led stream reads fewer rows (a consumer has few records) and checks the partner on each: `partnerLed` sends
  * that to `pageKeysQuery`. A row is a reversal's when it names an allocation other than its record (an allocation's
  * own rows name none, or, written before migration 002600, themselves).
@@ -175,8 +175,9 @@ function partnerPageKeysQuery(page: ImpactRecordPage): RawBuilder<KeyRow> {
     sql`x.funds_date_time < ${filter.to}::timestamptz`,
   ]
   const orgs = filter.organisationIds
-  if (orgs !== undefined && orgs.length === 1) where.push(sql`x.organisation_id = ${orgs[0]}::uuid`)
-  else if (orgs !== undefined) where.push(sql`x.organisation_id = ANY(${[...orgs]}::uuid[])`)
+  const organisation = sql`coalesce(x.organisation_id, x.root_organisation_id)`
+  if (orgs !== undefined && orgs.length === 1) where.push(sql`${organisation} = ${orgs[0]}::uuid`)
+  else if (orgs !== undefined) where.push(sql`${organisation} = ANY(${[...orgs]}::uuid[])`)
   if (page.after) where.push(sql`(x.funds_date_time, x.record_id) > (${page.after.time}::timestamptz, ${page.after.id}::uuid)`)
   if (page.before) where.push(sql`(x.funds_date_time, x.record_id) < (${page.before.time}::timestamptz, ${page.before.id}::uuid)`)
   return sql<KeyRow>`

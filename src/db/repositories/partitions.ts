@@ -61,13 +61,16 @@ export async function createPartition(
   })
 }
 
-/** Copies the partition's quotes that an allocation names into retained_quotes (once each); how many were new. */
-export async function retainAllocatedQuotes(db: Kysely<Database>, partition: string): Promise<number> {
-  const result = await sql
-    .raw(
-      `INSERT INTO retained_quotes SELECT q.* FROM ${partition} q WHERE EXISTS (SELECT 1 FROM allocations a WHERE a.quote_id = q.id) ON CONFLICT (id) DO NOTHING`,
-    )
-    .execute(db)
+/**
+ * Copies the partition's quotes that an allocation made since `since` names into retained_quotes (once each); how many
+ * were new. No index leads with quote_id (it would cost every allocation its bytes, for a monthly job): this reads the
+ * allocations' months from `since` on, a scan that holds no lock anything waits for.
+ */
+export async function retainAllocatedQuotes(db: Kysely<Database>, partition: string, since: Date): Promise<number> {
+  const result = await sql`
+    INSERT INTO retained_quotes SELECT q.* FROM ${sql.table(partition)} q
+    WHERE EXISTS (SELECT 1 FROM allocations a WHERE a.quote_id = q.id AND a.created_at >= ${since.toISOString()}::timestamptz)
+    ON CONFLICT (id) DO NOTHING`.execute(db)
   return Number(result.numAffectedRows ?? 0)
 }
 
@@ -79,19 +82,12 @@ export async function countPendingReceipts(db: Kysely<Database>, partition: stri
 
 /**
  * Detaches a partition (a catalogue change: the table briefly takes an exclusive lock, waited for at most
- * `lockTimeoutMs`) and runs `alsoInside` in the same transaction, before anything else can write to it.
+ * `lockTimeoutMs`).
  */
-export async function detachPartition(
-  db: Kysely<Database>,
-  table: string,
-  partition: string,
-  lockTimeoutMs: number,
-  alsoInside?: (trx: Kysely<Database>) => Promise<unknown>,
-): Promise<void> {
+export async function detachPartition(db: Kysely<Database>, table: string, partition: string, lockTimeoutMs: number): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql.raw(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`).execute(trx)
     await sql.raw(`ALTER TABLE ${table} DETACH PARTITION ${partition}`).execute(trx)
-    await alsoInside?.(trx)
   })
 }
 

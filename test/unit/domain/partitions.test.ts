@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   addMonths,
+  earliestAllocationNaming,
   isExpired,
   isPastQuoteRetention,
   LEDGER_TABLES,
@@ -13,6 +14,7 @@ import {
   partitionName,
   PARTITION_KEY,
   PARTITIONED_TABLES,
+  QUOTE_DROP_GRACE_MS,
   type Retention,
 } from '../../../src/domain/partitions.js'
 
@@ -57,10 +59,13 @@ describe('months of partitions', () => {
   })
 
   it.each([
-    // A month expires once its end is the retention's days behind now.
-    ['quotes', { year: 2026, month: 11 }, '2027-03-01T00:00:00Z', true],
-    ['quotes', { year: 2026, month: 11 }, '2027-02-28T23:59:59Z', false],
+    // A month expires once its end is the retention's days behind now; quotes a day later (QUOTE_DROP_GRACE_MS), so
+    // that no allocation can still name one when the month's allocated quotes are copied.
+    ['quotes', { year: 2026, month: 11 }, '2027-03-02T00:00:00Z', true],
+    ['quotes', { year: 2026, month: 11 }, '2027-03-01T23:59:59Z', false],
+    ['quotes', { year: 2026, month: 11 }, '2027-03-01T00:00:00Z', false],
     ['sessions', { year: 2026, month: 11 }, '2027-03-01T00:00:00Z', true],
+    ['sessions', { year: 2026, month: 11 }, '2027-02-28T23:59:59Z', false],
     ['webhook_attempts', { year: 2026, month: 11 }, '2026-12-31T00:00:00Z', true],
     ['webhook_attempts', { year: 2026, month: 11 }, '2026-12-30T23:59:59Z', false],
     ['tax_receipts', { year: 2026, month: 11 }, '2026-12-31T00:00:00Z', true],
@@ -94,6 +99,17 @@ describe('months of partitions', () => {
   it('never expires a month with a retention of a day before it has ended', () => {
     const short = { quoteDays: 1, webhookAttemptDays: 1, taxReceiptDays: 1 }
     expect(isExpired('quotes', { year: 2026, month: 11 }, new Date('2026-11-30T23:00:00Z'), short)).toBe(false)
-    expect(isExpired('quotes', { year: 2026, month: 11 }, new Date('2026-12-02T00:00:00Z'), short)).toBe(true)
+    expect(isExpired('quotes', { year: 2026, month: 11 }, new Date('2026-12-02T23:59:59Z'), short)).toBe(false)
+    expect(isExpired('quotes', { year: 2026, month: 11 }, new Date('2026-12-03T00:00:00Z'), short)).toBe(true)
+    expect(isExpired('sessions', { year: 2026, month: 11 }, new Date('2026-12-02T00:00:00Z'), short)).toBe(true)
+  })
+
+  it('names the earliest time an allocation of a month’s quotes can have: its start, less the grace for clocks', () => {
+    expect(earliestAllocationNaming({ year: 2026, month: 11 })).toEqual(new Date('2026-10-31T00:00:00Z'))
+    // Every quote of the month is past its retention (so no longer allocated) a grace before its month is dropped.
+    const last = new Date(monthEnd({ year: 2026, month: 11 }).getTime() - 1)
+    const dropped = new Date('2027-03-02T00:00:00Z')
+    expect(isExpired('quotes', { year: 2026, month: 11 }, dropped, RETENTION)).toBe(true)
+    expect(isPastQuoteRetention(last, new Date(dropped.getTime() - QUOTE_DROP_GRACE_MS), RETENTION.quoteDays)).toBe(true)
   })
 })
