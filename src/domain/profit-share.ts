@@ -8,14 +8,17 @@
 import type { AllocationSplit, FxTable, TaxJurisdiction } from './types.js'
 import {
   Decimal,
+  decimalTextToMinorUnits,
   formatDecimal,
   formatMinorUnits,
   formatRate,
   minorUnitsOf,
   parseDecimal,
+  plainDecimalOf,
   roundHalfUp,
   splitByIntegerWeights,
   toMinorUnits,
+  type PlainDecimal,
 } from './money.js'
 import { DomainError } from './errors.js'
 import { convert, isPricedCurrency } from './fx.js'
@@ -176,6 +179,85 @@ function billingRate(from: string, to: string, fx: FxTable): { currencyCode: str
   return { currencyCode: to, rate: cross.toSignificantDigits(BILLING_RATE_SIGNIFICANT_DIGITS, Decimal.ROUND_HALF_UP) }
 }
 
+/** A rate as the record shows it, as a Decimal, and as an exact fraction when it is a plain decimal. */
+interface LockedRate {
+  readonly decimal: Decimal
+  readonly text: string
+  readonly plain: PlainDecimal | undefined
+}
+const lockedRate = (decimal: Decimal): LockedRate => {
+  const text = formatRate(decimal)
+  return { decimal, text, plain: plainDecimalOf(text) }
+}
+
+/**
+ * What a split needs of its inputs that does not depend on the fee, kept per object: the reference data gives the same
+ * chain array, FX table and beneficiary objects until it is loaded again, and none of them is ever changed. So these are
+ * worked out once per chain, currency pair and beneficiary's tax date instead of once per allocation.
+ */
+const keptByChain = new WeakMap<readonly ProfitShareBeneficiary[], { kept: bigint[]; denominator: bigint }>()
+const billingByTable = new WeakMap<FxTable, Map<string, { currencyCode: string; rate: LockedRate }>>()
+const taxByBeneficiary = new WeakMap<ProfitShareBeneficiary, { date: string; rate: LockedRate }>()
+
+function keptOf(chain: readonly ProfitShareBeneficiary[]): { kept: bigint[]; denominator: bigint } {
+  let kept = keptByChain.get(chain)
+  if (kept === undefined) {
+    kept = keptProfitShares(chain.map((b) => b.relativeProfitShare))
+    keptByChain.set(chain, kept)
+  }
+  return kept
+}
+
+function billingOf(from: string, to: string, fx: FxTable): { currencyCode: string; rate: LockedRate } {
+  let byPair = billingByTable.get(fx)
+  if (byPair === undefined) {
+    byPair = new Map()
+    billingByTable.set(fx, byPair)
+  }
+  const pair = `${from}>${to}`
+  let billing = byPair.get(pair)
+  if (billing === undefined) {
+    const { currencyCode, rate } = billingRate(from, to, fx)
+    billing = { currencyCode, rate: lockedRate(rate) }
+    byPair.set(pair, billing)
+  }
+  return billing
+}
+
+function serviceFeeTaxOf(beneficiary: ProfitShareBeneficiary, date: string): LockedRate {
+  const kept = taxByBeneficiary.get(beneficiary)
+  if (kept !== undefined && kept.date === date) return kept.rate
+  const rate = lockedRate(taxRuleFor('serviceFee', beneficiary.taxJurisdiction, date).rate)
+  taxByBeneficiary.set(beneficiary, { date, rate })
+  return rate
+}
+
+/**
+ * `minor` (at `digits`) × the rates, rounded half-up once to `decimals`: in integers when every factor is a plain
+ * decimal and the exact product fits the service Decimal's precision (then Decimal's product is exact too, and its
+ * rounding is this one), else with Decimal.
+ */
+function timesRatesHalfUp(minor: bigint, digits: number, rates: readonly LockedRate[], decimals: number): string {
+  if (minor >= 0n && rates.every((r) => r.plain !== undefined)) {
+    let numerator = minor
+    let scale = digits
+    for (const { plain } of rates) {
+      numerator *= (plain as PlainDecimal).units
+      scale += (plain as PlainDecimal).scale
+    }
+    if (numerator < MAX_EXACT_PRODUCT) {
+      if (scale <= decimals) return formatMinorUnits(numerator * 10n ** BigInt(decimals - scale), decimals)
+      const denominator = 10n ** BigInt(scale - decimals)
+      return formatMinorUnits((2n * numerator + denominator) / (2n * denominator), decimals)
+    }
+  }
+  let product = new Decimal(formatMinorUnits(minor, digits))
+  for (const rate of rates) product = product.times(rate.decimal)
+  return formatDecimal(roundHalfUp(product, decimals), decimals)
+}
+/** Products below this have at most the service Decimal's 50 significant digits, so Decimal multiplies them exactly. */
+const MAX_EXACT_PRODUCT = 10n ** 50n
+
 /**
  * The profit share of an allocation's fee, or null when no organisation of its chain keeps a share (nothing is
  * stored then). Lines are root first, one per organisation whose kept share is above 0 (its amount may round to 0).
@@ -184,27 +266,26 @@ function billingRate(from: string, to: string, fx: FxTable): { currencyCode: str
  * units.
  */
 export function splitProfitShare(input: ProfitShareInput): ProfitShareSplit | null {
-  const { kept, denominator } = keptProfitShares(input.chain.map((b) => b.relativeProfitShare))
+  const { kept, denominator } = keptOf(input.chain)
   if (kept.every((share) => share === 0n)) return null
   const digits = minorUnitsOf(input.fundsCurrencyCode)
-  const fee = toMinorUnits(parseDecimal(input.fee), digits)
+  const fee = decimalTextToMinorUnits(input.fee, digits)
   const split = splitFeeByShares(fee, kept, denominator)
   const lines: ProfitShareLine[] = []
   input.chain.forEach((beneficiary, level) => {
     if ((kept[level] ?? 0n) === 0n) return
     const fundsMinor = split.beneficiaries[level] ?? 0n
-    const { currencyCode, rate } = billingRate(input.fundsCurrencyCode, beneficiary.billingCurrencyCode, input.fx)
+    const { currencyCode, rate } = billingOf(input.fundsCurrencyCode, beneficiary.billingCurrencyCode, input.fx)
     const billingDigits = minorUnitsOf(currencyCode)
-    const billed = new Decimal(formatMinorUnits(fundsMinor, digits)).times(rate)
-    const taxRate = taxRuleFor('serviceFee', beneficiary.taxJurisdiction, input.date).rate
+    const taxRate = serviceFeeTaxOf(beneficiary, input.date)
     lines.push({
       level,
       fundsProfitShare: formatMinorUnits(fundsMinor, digits),
       billingCurrencyCode: currencyCode,
-      billingCurrencyExchangeRate: formatRate(rate),
-      profitShare: formatDecimal(roundHalfUp(billed, billingDigits), billingDigits),
-      profitShareTax: formatDecimal(roundHalfUp(billed.times(taxRate), billingDigits), billingDigits),
-      profitShareTaxRate: formatRate(taxRate),
+      billingCurrencyExchangeRate: rate.text,
+      profitShare: timesRatesHalfUp(fundsMinor, digits, [rate], billingDigits),
+      profitShareTax: timesRatesHalfUp(fundsMinor, digits, [rate, taxRate], billingDigits),
+      profitShareTaxRate: taxRate.text,
     })
   })
   return { settlementModel: input.settlementModel, platformProfitShare: formatMinorUnits(split.platform, digits), lines }
@@ -213,10 +294,9 @@ export function splitProfitShare(input: ProfitShareInput): ProfitShareSplit | nu
 /** An allocation's service fee (credits and contribution together, before its tax): what profit share splits. */
 export function serviceFeeOf(split: AllocationSplit): string {
   const digits = minorUnitsOf(split.currencyCode)
-  const minor = [...split.credits, ...split.contributions].reduce(
-    (sum, entry) => sum + toMinorUnits(parseDecimal(entry.serviceFeeAmount), digits),
-    0n,
-  )
+  let minor = 0n
+  for (const entry of split.credits) minor += decimalTextToMinorUnits(entry.serviceFeeAmount, digits)
+  for (const entry of split.contributions) minor += decimalTextToMinorUnits(entry.serviceFeeAmount, digits)
   return formatMinorUnits(minor, digits)
 }
 

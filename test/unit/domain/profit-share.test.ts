@@ -16,6 +16,7 @@ import {
   type ProfitShareInput,
 } from '../../../src/domain/profit-share.js'
 import { buildImpactRecord } from '../../../src/domain/impact-record.js'
+import { splitProfitShareBefore } from './split-profit-share-before.js'
 
 const GB = beneficiaryJurisdiction('GBR', null)
 const beneficiary = (relativeProfitShare: string, billingCurrencyCode = 'GBP', taxJurisdiction = GB): ProfitShareBeneficiary => ({
@@ -261,5 +262,53 @@ describe('a profit-share record', () => {
     const merchant = buildProfitShareRecord(impact, split, chain, 1)
     expect(merchant.platformProfitShare).toBeNull()
     expect(merchant.profitShareAllocations.map((a) => a.beneficiaryOrganisationId)).toEqual(['merchant'])
+  })
+})
+
+describe('splitProfitShare: the same bytes as before its memos and integer products (split-profit-share-before.ts)', () => {
+  const jurisdiction = fc.constantFrom(
+    GB,
+    beneficiaryJurisdiction('USA', 'CA'),
+    beneficiaryJurisdiction('USA', null),
+    beneficiaryJurisdiction('CAN', 'QC'),
+    beneficiaryJurisdiction('DEU', null),
+    beneficiaryJurisdiction('JPN', null),
+  )
+  const share = fc.oneof(
+    fc.constantFrom('0', '1', '0.2', '0.6', '0.333333', '0.999999'),
+    fc.integer({ min: 0, max: 1_000_000 }).map((n) => new Decimal(n).div(1_000_000).toString()),
+  )
+  const link = fc.record({ share, billing: fc.constantFrom('GBP', 'JPY', 'KWD', 'USD', 'EUR', 'CAD', 'XAU'), jurisdiction })
+  const date = fc.constantFrom('2019-06-30', '2024-08-01', '2026-11-21', '2027-01-01')
+
+  it('for any fee, currency, chain, billing currency, jurisdiction and date, also when the memos are reused', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('JPY', 'GBP', 'KWD', 'USD', 'EUR', 'BHD'),
+        fc.bigInt({ min: 0n, max: 10n ** 13n }),
+        fc.array(link, { minLength: 1, maxLength: 5 }),
+        fc.array(date, { minLength: 1, maxLength: 3 }),
+        (code, minor, links, dates) => {
+          const chain = links.map((l) => beneficiary(l.share, l.billing, l.jurisdiction))
+          const fee = formatMinorUnits(minor, minorUnitsOf(code))
+          // The same chain and table objects on several dates and fees: what the reference cache gives a process.
+          for (const [i, on] of dates.entries()) {
+            const at = input({
+              fee: i === 0 ? fee : formatMinorUnits(minor / BigInt(i + 1), minorUnitsOf(code)),
+              fundsCurrencyCode: code,
+              chain,
+              date: on,
+            })
+            expect(splitProfitShare(at)).toEqual(splitProfitShareBefore(at))
+          }
+        },
+      ),
+      { numRuns: 400 },
+    )
+  })
+
+  it('a product past the service Decimal precision is rounded as before (Decimal, not integers)', () => {
+    const huge = input({ fee: '9'.repeat(40) + '.99', chain: [beneficiary('0.999999', 'KWD', beneficiaryJurisdiction('USA', 'CA'))] })
+    expect(splitProfitShare(huge)).toEqual(splitProfitShareBefore(huge))
   })
 })
