@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
 import { principalOf, requireApiKey } from '../http/auth.js'
 import { presentAllocation } from '../http/presenters/allocations.js'
 import {
@@ -10,7 +11,14 @@ import {
 } from '../http/schemas/allocations.js'
 import { bearerSecurity, errorResponses, IdParamsSchema } from '../http/schemas/common.js'
 import type { AmountLimits } from '../http/schemas/quotes.js'
-import { allocateFunds, getAllocation, reverseFundsAllocation, type AllocationDeps } from '../services/allocations.js'
+import { allocateFunds, getAllocation, reverseFundsAllocation, type AllocationDeps, type AllocationView } from '../services/allocations.js'
+
+/**
+ * The 201 body of each allocation object, as the route's serializer wrote it. The allocation store answers a replay with
+ * the very object the first answer was made from (an allocation never changes), so a replay sends these bytes again
+ * instead of presenting and serialising it anew; weakly held, so a body goes with its allocation.
+ */
+const createdBodies = new WeakMap<AllocationView, string>()
 
 const allocationRoutes: FastifyPluginAsyncTypebox<{ deps: AllocationDeps; limits: AmountLimits }> = async (app, { deps, limits }) => {
   app.addHook('onRequest', requireApiKey(deps.access))
@@ -63,7 +71,14 @@ const allocationRoutes: FastifyPluginAsyncTypebox<{ deps: AllocationDeps; limits
         idempotencyKeyOf(request.headers['idempotency-key']),
       )
       if (replayed) reply.header('idempotent-replayed', 'true')
-      return reply.code(201).send(presentAllocation(allocation))
+      reply.code(201)
+      let json = createdBodies.get(allocation)
+      if (json === undefined) {
+        json = reply.serialize(presentAllocation(allocation)) as string
+        createdBodies.set(allocation, json)
+      }
+      // Already serialized: a string with a JSON content type is sent as it is (the typed reply expects the object).
+      return (reply as FastifyReply).type('application/json; charset=utf-8').send(json)
     },
   )
 
