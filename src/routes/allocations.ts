@@ -14,11 +14,13 @@ import type { AmountLimits } from '../http/schemas/quotes.js'
 import { allocateFunds, getAllocation, reverseFundsAllocation, type AllocationDeps, type AllocationView } from '../services/allocations.js'
 
 /**
- * The 201 body of each allocation object, as the route's serializer wrote it. The allocation store answers a replay with
- * the very object the first answer was made from (an allocation never changes), so a replay sends these bytes again
- * instead of presenting and serialising it anew; weakly held, so a body goes with its allocation.
+ * The 201 body of each replayed allocation object, as the route's serializer wrote it. The allocation store answers the
+ * replays of a key with the object it keeps for it (an allocation never changes), so the next replay sends these bytes
+ * again instead of presenting and serialising it anew. Only replayed ones: keeping every new allocation's body for a
+ * replay that rarely comes would hold kilobytes per allocation past the young generation (a higher peak RSS). Weakly
+ * held, so a body goes with its allocation.
  */
-const createdBodies = new WeakMap<AllocationView, string>()
+const replayedBodies = new WeakMap<AllocationView, string>()
 
 const allocationRoutes: FastifyPluginAsyncTypebox<{ deps: AllocationDeps; limits: AmountLimits }> = async (app, { deps, limits }) => {
   app.addHook('onRequest', requireApiKey(deps.access))
@@ -70,12 +72,12 @@ const allocationRoutes: FastifyPluginAsyncTypebox<{ deps: AllocationDeps; limits
         { ...body, credits: body.credits ?? undefined, contribution: body.contribution ?? undefined },
         idempotencyKeyOf(request.headers['idempotency-key']),
       )
-      if (replayed) reply.header('idempotent-replayed', 'true')
-      reply.code(201)
-      let json = createdBodies.get(allocation)
+      if (!replayed) return reply.code(201).send(presentAllocation(allocation))
+      reply.header('idempotent-replayed', 'true').code(201)
+      let json = replayedBodies.get(allocation)
       if (json === undefined) {
         json = reply.serialize(presentAllocation(allocation)) as string
-        createdBodies.set(allocation, json)
+        replayedBodies.set(allocation, json)
       }
       // Already serialized: a string with a JSON content type is sent as it is (the typed reply expects the object).
       return (reply as FastifyReply).type('application/json; charset=utf-8').send(json)
