@@ -126,6 +126,26 @@ export function quotientHalfUp(minor: bigint, digits: number, divisor: PlainDeci
 }
 
 /**
+ * (minor / 10^digits) × each factor, rounded half-up once to `decimals` places and formatted with exactly that many:
+ * the text formatDecimal(roundHalfUp(product, decimals), decimals) gives for the Decimal product, in bigint arithmetic.
+ * Undefined where that equality is not proven (minor < 0, or a product past 50 significant digits, which Decimal would
+ * round before this rounding); the caller then computes it with Decimal. Below that, Decimal's product is exact.
+ */
+export function productHalfUp(minor: bigint, digits: number, factors: readonly PlainDecimal[], decimals: number): string | undefined {
+  if (minor < 0n) return undefined
+  let numerator = minor
+  let scale = digits
+  for (const factor of factors) {
+    numerator *= factor.units
+    scale += factor.scale
+  }
+  if (numerator >= 10n ** DECIMAL_PRECISION) return undefined
+  if (scale <= decimals) return formatMinorUnits(numerator * 10n ** BigInt(decimals - scale), decimals)
+  const denominator = 10n ** BigInt(scale - decimals)
+  return formatMinorUnits((2n * numerator + denominator) / (2n * denominator), decimals)
+}
+
+/**
  * Converts an amount in major units to an integer count of minor units, exactly (no rounding).
  * Throws `AMOUNT_PRECISION` at `path` when the amount has more decimals than `digits`, and
  * `AMOUNT_OUT_OF_RANGE` when it is not finite. Negative amounts convert to negative counts.

@@ -15,6 +15,7 @@ import {
   minorUnitsOf,
   parseDecimal,
   plainDecimalOf,
+  productHalfUp,
   roundHalfUp,
   splitByIntegerWeights,
   toMinorUnits,
@@ -233,30 +234,17 @@ function serviceFeeTaxOf(beneficiary: ProfitShareBeneficiary, date: string): Loc
 }
 
 /**
- * `minor` (at `digits`) × the rates, rounded half-up once to `decimals`: in integers when every factor is a plain
- * decimal and the exact product fits the service Decimal's precision (then Decimal's product is exact too, and its
- * rounding is this one), else with Decimal.
+ * `minor` (at `digits`) × the rates, rounded half-up once to `decimals`: in integers where that is provably Decimal's
+ * result (productHalfUp), else with Decimal.
  */
 function timesRatesHalfUp(minor: bigint, digits: number, rates: readonly LockedRate[], decimals: number): string {
-  if (minor >= 0n && rates.every((r) => r.plain !== undefined)) {
-    let numerator = minor
-    let scale = digits
-    for (const { plain } of rates) {
-      numerator *= (plain as PlainDecimal).units
-      scale += (plain as PlainDecimal).scale
-    }
-    if (numerator < MAX_EXACT_PRODUCT) {
-      if (scale <= decimals) return formatMinorUnits(numerator * 10n ** BigInt(decimals - scale), decimals)
-      const denominator = 10n ** BigInt(scale - decimals)
-      return formatMinorUnits((2n * numerator + denominator) / (2n * denominator), decimals)
-    }
-  }
+  const plain = rates.map((r) => r.plain).filter((p): p is PlainDecimal => p !== undefined)
+  const exact = plain.length === rates.length ? productHalfUp(minor, digits, plain, decimals) : undefined
+  if (exact !== undefined) return exact
   let product = new Decimal(formatMinorUnits(minor, digits))
   for (const rate of rates) product = product.times(rate.decimal)
   return formatDecimal(roundHalfUp(product, decimals), decimals)
 }
-/** Products below this have at most the service Decimal's 50 significant digits, so Decimal multiplies them exactly. */
-const MAX_EXACT_PRODUCT = 10n ** 50n
 
 /**
  * The profit share of an allocation's fee, or null when no organisation of its chain keeps a share (nothing is

@@ -26,10 +26,10 @@ import {
   monthsToCreate,
   partitionName,
   PARTITION_KEY,
+  PARTITIONED_TABLES,
   QUOTE_DROP_GRACE_MS,
   earliestAllocationNaming,
   type Month,
-  PARTITIONED_TABLES,
   type PartitionedTable,
   type Retention,
 } from '../domain/partitions.js'
@@ -82,8 +82,11 @@ export async function maintainPartitions(deps: MaintenanceDeps): Promise<Mainten
       }
       // A run cut short between a detach and its drop left the table behind: finish it.
       for (const name of await findDetachedPartitions(db, table)) {
-        const month = monthOfPartition(table, name)
-        if (table === 'quotes' && month) result.retainedQuotes += await retainAllocatedQuotes(db, name, earliestAllocationNaming(month))
+        if (table === 'quotes') {
+          // Its month bounds the allocations read; a name that gives none reads them all rather than copy nothing.
+          const month = monthOfPartition(table, name)
+          result.retainedQuotes += await retainAllocatedQuotes(db, name, month ? earliestAllocationNaming(month) : new Date(0))
+        }
         await dropDetachedTable(db, name)
         result.dropped.push(name)
       }
@@ -116,13 +119,13 @@ async function dropPartition(
     await detachPartition(db, table, partition.name, DETACH_LOCK_TIMEOUT_MS)
   } else {
     // The month's allocated quotes are copied before the detach, outside its lock: no allocation can name one any more
-    // (isExpired keeps a day's grace past their retention). Copied again after the detach, from the allocations made
-    // since the first copy began (the current month's, not the whole window's), for what a clock or a setting changed
-    // between processes could still have let through.
-    const firstCopy = new Date(clock().getTime() - QUOTE_DROP_GRACE_MS)
+    // (isExpired keeps a day's grace past their retention). Copied again after the detach from the allocations of the
+    // last day (the current month's, not the whole window's), for what a clock or a setting changed between processes
+    // could still have let through.
+    const lastDay = new Date(clock().getTime() - QUOTE_DROP_GRACE_MS)
     result.retainedQuotes += await retainAllocatedQuotes(db, partition.name, earliestAllocationNaming(month))
     await detachPartition(db, table, partition.name, DETACH_LOCK_TIMEOUT_MS)
-    result.retainedQuotes += await retainAllocatedQuotes(db, partition.name, firstCopy)
+    result.retainedQuotes += await retainAllocatedQuotes(db, partition.name, lastDay)
   }
   await dropDetachedTable(db, partition.name)
   result.dropped.push(partition.name)

@@ -160,10 +160,10 @@ const partnerLed = (filter: ImpactRecordFilter): boolean => filter.impactPartner
  * The keys of a page filtered by impact partner: an ordered range read of that partner's rows of the tree in
  * impact_record_partners (primary key (impact_partner_id, root_organisation_id, funds_date_time, record_id), which
  * includes a reversal's allocation keys), stopped at LIMIT. So a page costs its own size however rare the partner.
- * Organisations are a row filter on the partner rows (they carry organisation_id, NULL for the tree's top). With a consumer reference too, the
- * consumer-led stream reads fewer rows (a consumer has few records) and checks the partner on each: `partnerLed` sends
- * that to `pageKeysQuery`. A row is a reversal's when it names an allocation other than its record (an allocation's
- * own rows name none, or, written before migration 002600, themselves).
+ * Organisations are a row filter on the partner rows (they carry organisation_id, NULL for the tree's top). With a
+ * consumer reference too, the consumer-led stream reads fewer rows (a consumer has few records) and checks the partner
+ * on each: `partnerLed` sends that to `pageKeysQuery`. A row is a reversal's when it names an allocation other than its
+ * record (an allocation's own rows name none, or, written before migration 002600, themselves).
  */
 function partnerPageKeysQuery(page: ImpactRecordPage): RawBuilder<KeyRow> {
   const { filter } = page
