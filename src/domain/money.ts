@@ -102,6 +102,8 @@ export function plainDecimalOf(text: string): PlainDecimal | undefined {
 
 /** The service Decimal's significant digits (its `precision` above). */
 const DECIMAL_PRECISION = 50n
+/** The least integer with more significant digits than that. */
+const BEYOND_DECIMAL_PRECISION = 10n ** DECIMAL_PRECISION
 
 /**
  * (minor / 10^digits) ÷ divisor, rounded half-up to `decimals` places and formatted with exactly that many: the text
@@ -128,18 +130,25 @@ export function quotientHalfUp(minor: bigint, digits: number, divisor: PlainDeci
 /**
  * (minor / 10^digits) × each factor, rounded half-up once to `decimals` places and formatted with exactly that many:
  * the text formatDecimal(roundHalfUp(product, decimals), decimals) gives for the Decimal product, in bigint arithmetic.
- * Undefined where that equality is not proven (minor < 0, or a product past 50 significant digits, which Decimal would
- * round before this rounding); the caller then computes it with Decimal. Below that, Decimal's product is exact.
+ * Undefined where that equality is not proven (minor < 0, a factor that is not a plain decimal, or a product past 50
+ * significant digits, which Decimal would round before this rounding); the caller then computes it with Decimal. Below
+ * that, Decimal's product is exact.
  */
-export function productHalfUp(minor: bigint, digits: number, factors: readonly PlainDecimal[], decimals: number): string | undefined {
+export function productHalfUp(
+  minor: bigint,
+  digits: number,
+  factors: readonly (PlainDecimal | undefined)[],
+  decimals: number,
+): string | undefined {
   if (minor < 0n) return undefined
   let numerator = minor
   let scale = digits
   for (const factor of factors) {
+    if (factor === undefined) return undefined
     numerator *= factor.units
     scale += factor.scale
   }
-  if (numerator >= 10n ** DECIMAL_PRECISION) return undefined
+  if (numerator >= BEYOND_DECIMAL_PRECISION) return undefined
   if (scale <= decimals) return formatMinorUnits(numerator * 10n ** BigInt(decimals - scale), decimals)
   const denominator = 10n ** BigInt(scale - decimals)
   return formatMinorUnits((2n * numerator + denominator) / (2n * denominator), decimals)

@@ -238,8 +238,12 @@ function serviceFeeTaxOf(beneficiary: ProfitShareBeneficiary, date: string): Loc
  * result (productHalfUp), else with Decimal.
  */
 function timesRatesHalfUp(minor: bigint, digits: number, rates: readonly LockedRate[], decimals: number): string {
-  const plain = rates.map((r) => r.plain).filter((p): p is PlainDecimal => p !== undefined)
-  const exact = plain.length === rates.length ? productHalfUp(minor, digits, plain, decimals) : undefined
+  const exact = productHalfUp(
+    minor,
+    digits,
+    rates.map((r) => r.plain),
+    decimals,
+  )
   if (exact !== undefined) return exact
   let product = new Decimal(formatMinorUnits(minor, digits))
   for (const rate of rates) product = product.times(rate.decimal)
