@@ -29,6 +29,7 @@ import * as m002600 from './2026_11_28_002600_lean_partner_rows_and_consumer_ind
 import * as m002700 from './2026_11_28_002700_merchant_snapshots.js'
 import * as m002800 from './2026_11_28_002800_partner_rows_organisation_once.js'
 import * as m002900 from './2026_11_28_002900_drop_allocations_quote_index.js'
+import * as m003000 from './2026_11_28_003000_organisation_index_for_children.js'
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000100_organisations_and_api_keys': m000100,
@@ -59,4 +60,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_28_002700_merchant_snapshots': m002700,
   '2026_11_28_002800_partner_rows_organisation_once': m002800,
   '2026_11_28_002900_drop_allocations_quote_index': m002900,
+  '2026_11_28_003000_organisation_index_for_children': m003000,
 }

@@ -12,7 +12,11 @@ import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '.
 
 const MIGRATION = '2026_11_28_002700_merchant_snapshots'
 /** The migrations after it, in order: undone before it on the way down. */
-const LATER = ['2026_11_28_002800_partner_rows_organisation_once', '2026_11_28_002900_drop_allocations_quote_index']
+const LATER = [
+  '2026_11_28_002800_partner_rows_organisation_once',
+  '2026_11_28_002900_drop_allocations_quote_index',
+  '2026_11_28_003000_organisation_index_for_children',
+]
 
 let t: TestApp
 let org: OrgFixture

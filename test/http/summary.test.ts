@@ -626,6 +626,7 @@ describe('rollups', () => {
     await rollTo(new Date('2027-03-28T00:45:00Z'))
     const byWorker = await rows()
     expect(byWorker.some((r) => r.grain === 'week')).toBe(true)
+    expect(await migrateDown(t.db)).toEqual(['2026_11_28_003000_organisation_index_for_children'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_28_002900_drop_allocations_quote_index'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_28_002800_partner_rows_organisation_once'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_28_002700_merchant_snapshots'])
@@ -646,6 +647,7 @@ describe('rollups', () => {
       '2026_11_28_002700_merchant_snapshots',
       '2026_11_28_002800_partner_rows_organisation_once',
       '2026_11_28_002900_drop_allocations_quote_index',
+      '2026_11_28_003000_organisation_index_for_children',
     ])
     expect(await rows()).toEqual(byWorker)
   })

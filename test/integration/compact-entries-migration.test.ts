@@ -24,6 +24,7 @@ const LATER = [
   '2026_11_28_002700_merchant_snapshots',
   '2026_11_28_002800_partner_rows_organisation_once',
   '2026_11_28_002900_drop_allocations_quote_index',
+  '2026_11_28_003000_organisation_index_for_children',
 ]
 /** Applies the migrations up to MIGRATION (not those after it); returns the names applied now. */
 async function migrateToIt(db: Kysely<Database>): Promise<string[]> {

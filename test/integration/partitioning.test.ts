@@ -157,6 +157,7 @@ describe('the migration', () => {
 
     // Down past both partitionings (and the migrations between them), then up again.
     const after = [
+      '2026_11_28_003000_organisation_index_for_children',
       '2026_11_28_002900_drop_allocations_quote_index',
       '2026_11_28_002800_partner_rows_organisation_once',
       '2026_11_28_002700_merchant_snapshots',
@@ -343,6 +344,14 @@ describe('maintenance', () => {
     const { rows } = await sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes WHERE tablename LIKE 'allocations%'`.execute(t.db)
     expect(rows.length).toBeGreaterThan(0)
     expect(rows.filter((r) => /\(quote_id/.test(r.indexdef))).toEqual([])
+  })
+
+  it("every month's organisation time index holds only records below their tree's top (the root time index has the rest)", async () => {
+    const { rows } = await sql<{ tablename: string; indexdef: string }>`
+      SELECT tablename, indexdef FROM pg_indexes
+      WHERE tablename ~ '^(allocations|allocation_reversals)(_p|$)' AND indexdef LIKE '%(organisation_id, created_at, id)%'`.execute(t.db)
+    expect(new Set(rows.map((r) => r.tablename)).size).toBeGreaterThan(2)
+    for (const r of rows) expect(r.indexdef, r.tablename).toMatch(/WHERE \(organisation_id <> root_organisation_id\)$/)
   })
 
   it('a failing run is logged and counted; the API keeps serving', async () => {

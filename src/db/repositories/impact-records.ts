@@ -139,6 +139,9 @@ function streamConditions(page: ImpactRecordPage): RawBuilder<unknown>[] {
   const orgs = filter.organisationIds
   if (orgs !== undefined && orgs.length === 1) where.push(sql`u.organisation_id = ${orgs[0]}::uuid`)
   else if (orgs !== undefined) where.push(sql`u.organisation_id = ANY(${[...orgs]}::uuid[])`)
+  // The organisation time indexes hold only records below the tree's top (migration 003000): this condition, true of
+  // every such record, is what lets Postgres read them; a top's own records are read from the root time index.
+  if (orgs !== undefined && !orgs.includes(filter.rootOrganisationId)) where.push(sql`u.organisation_id <> u.root_organisation_id`)
   if (filter.consumerReference !== undefined) where.push(sql`u.consumer_reference = ${filter.consumerReference}`)
   if (filter.impactPartnerId !== undefined) {
     // A line's partner is its element 1 (database.ts, StoredAllocationEntry): containment (@>) ignores positions.
