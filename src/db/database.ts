@@ -263,7 +263,7 @@ export interface AllocationsTable {
   contribution_amount: ColumnType<string | null, string | null, never>
   tax_liability: 'platform' | 'organisation'
   issue_tax_receipt: boolean
-  entries: ColumnType<StoredAllocationEntry[], string, never>
+  entries: ColumnType<StoredAllocationEntries, string, never>
   created_at: Date
   /** The top of the organisation's tree (set by the INSERT itself: organisation_root()). */
   root_organisation_id: string
@@ -298,6 +298,17 @@ export type StoredMerchant = NonNullable<QuoteRequestRecord['merchant']>
  * in the allocation currency (migrations/2026_11_27_002400_compact_entries.ts; the SQL reading them names positions).
  */
 export type StoredAllocationEntry = StoredCreditEntry | StoredContributionEntry
+/**
+ * allocations.entries as a row holds it: since migrations/2026_11_28_003100_entries_as_strings.ts a line is written as
+ * one string (StoredAllocationLine), while lines written before stay arrays. SQL reads either through
+ * allocation_lines(entries), which gives every line as the array; TypeScript through splitOf (repositories/allocations.ts).
+ */
+export type StoredAllocationEntries = readonly (StoredAllocationEntry | StoredAllocationLine)[]
+/**
+ * A line as one string: the ten values of StoredAllocationEntry in its order, joined by '|', an absent one empty, and
+ * the two ids (impactPartnerId, projectId) without their dashes (32 lowercase hex digits).
+ */
+export type StoredAllocationLine = string
 export type StoredCreditEntry = [
   kind: 'cr',
   impactPartnerId: string,

@@ -16,6 +16,7 @@ const LATER = [
   '2026_11_28_002800_partner_rows_organisation_once',
   '2026_11_28_002900_drop_allocations_quote_index',
   '2026_11_28_003000_organisation_index_for_children',
+  '2026_11_28_003100_entries_as_strings',
 ]
 
 let t: TestApp

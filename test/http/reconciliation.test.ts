@@ -105,10 +105,10 @@ const list = (key: string, query: string) => client(t.app, key).get(`/v3/funds/a
 async function sqlTotal(organisationIds: string[], from: string, to: string): Promise<string> {
   const { rows } = await sql<{ total: string | null }>`
     WITH lines AS (
-      SELECT a.organisation_id, a.created_at AS at, 1 AS sign, e FROM allocations a, jsonb_array_elements(a.entries) e
+      SELECT a.organisation_id, a.created_at AS at, 1 AS sign, e FROM allocations a, allocation_lines(a.entries) e
       UNION ALL
       SELECT r.organisation_id, r.created_at, -1, e FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id,
-        jsonb_array_elements(a.entries) e
+        allocation_lines(a.entries) e
     )
     SELECT sum(sign * ((e->>4)::numeric + (e->>6)::numeric + (e->>7)::numeric + (e->>9)::numeric))::text AS total
     FROM lines WHERE organisation_id = ANY(${organisationIds}::uuid[]) AND at >= ${from}::timestamptz AND at < ${to}::timestamptz`.execute(
@@ -134,7 +134,7 @@ async function sqlRecordsWithPartner(
     )
     SELECT id FROM recs
     WHERE organisation_id = ANY(${organisationIds}::uuid[]) AND at >= ${from}::timestamptz AND at < ${to}::timestamptz
-      AND EXISTS (SELECT 1 FROM jsonb_array_elements(entries) e WHERE e->>1 = ${partner})
+      AND EXISTS (SELECT 1 FROM allocation_lines(entries) e WHERE e->>1 = ${partner})
       ${consumerReference === undefined ? sql`` : sql`AND consumer_reference = ${consumerReference}`}
     ORDER BY at, id`.execute(t.db)
   return rows.map((r) => r.id)
@@ -149,10 +149,10 @@ async function partnerRowsDerivedAndStored(): Promise<{ derived: unknown[]; stor
   const { rows: derived } = await sql`
     SELECT DISTINCT (e->>1) AS partner, a.root_organisation_id::text AS root, a.created_at::text AS at, a.id::text AS record,
            a.organisation_id::text AS organisation, a.id::text AS allocation
-    FROM allocations a, jsonb_array_elements(a.entries) e
+    FROM allocations a, allocation_lines(a.entries) e
     UNION
     SELECT DISTINCT (e->>1), r.root_organisation_id::text, r.created_at::text, r.id::text, r.organisation_id::text, r.allocation_id::text
-    FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id, jsonb_array_elements(a.entries) e
+    FROM allocation_reversals r JOIN allocations a ON a.id = r.allocation_id, allocation_lines(a.entries) e
     ORDER BY 1, 2, 3, 4`.execute(t.db)
   const { rows: stored } = await sql`
     SELECT impact_partner_id::text AS partner, root_organisation_id::text AS root, funds_date_time::text AS at, record_id::text AS record,
@@ -164,7 +164,7 @@ async function partnerRowsDerivedAndStored(): Promise<{ derived: unknown[]; stor
 /** Every impact partner on a line of the parent's tree. */
 async function treePartners(): Promise<string[]> {
   const { rows } = await sql<{ partner: string }>`
-    SELECT DISTINCT e->>1 AS partner FROM allocations a, jsonb_array_elements(a.entries) e
+    SELECT DISTINCT e->>1 AS partner FROM allocations a, allocation_lines(a.entries) e
     WHERE a.root_organisation_id = ${parent.organisationId}::uuid ORDER BY 1`.execute(t.db)
   return rows.map((r) => r.partner)
 }
@@ -296,7 +296,7 @@ describe('GET /funds/allocations/impact', () => {
     expect((await list(parent.apiKey, `${WINDOW}&impactPartnerId=${randomUUID()}`)).json()).toEqual({ hasMore: false, data: [] })
     // A line's partner is one position of it: a project's id (another position of the same lines) is no partner's.
     const { rows: projects } = await sql<{ project: string }>`
-      SELECT DISTINCT e->>2 AS project FROM allocations a, jsonb_array_elements(a.entries) e
+      SELECT DISTINCT e->>2 AS project FROM allocations a, allocation_lines(a.entries) e
       WHERE a.root_organisation_id = ${parent.organisationId}::uuid AND a.consumer_reference = 'consumer_1' AND e->>0 = 'cr'`.execute(t.db)
     expect(projects.length).toBeGreaterThan(0)
     for (const { project } of projects) {

@@ -626,6 +626,7 @@ describe('rollups', () => {
     await rollTo(new Date('2027-03-28T00:45:00Z'))
     const byWorker = await rows()
     expect(byWorker.some((r) => r.grain === 'week')).toBe(true)
+    expect(await migrateDown(t.db)).toEqual(['2026_11_28_003100_entries_as_strings'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_28_003000_organisation_index_for_children'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_28_002900_drop_allocations_quote_index'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_28_002800_partner_rows_organisation_once'])
@@ -648,6 +649,7 @@ describe('rollups', () => {
       '2026_11_28_002800_partner_rows_organisation_once',
       '2026_11_28_002900_drop_allocations_quote_index',
       '2026_11_28_003000_organisation_index_for_children',
+      '2026_11_28_003100_entries_as_strings',
     ])
     expect(await rows()).toEqual(byWorker)
   })
@@ -667,8 +669,8 @@ describe('rollups', () => {
         )
         SELECT root::text, currency, count(*) FILTER (WHERE sign = 1)::text AS allocations, count(*) FILTER (WHERE sign = -1)::text AS reversals,
           (SELECT coalesce(sum(sign * ((e->>4)::numeric + (e->>9)::numeric)), 0) FROM recs r2,
-             jsonb_array_elements(r2.entries) e WHERE r2.root = recs.root AND r2.currency = recs.currency AND e->>0 = 'cr')::text AS credits,
-          (SELECT coalesce(sum(sign * (e->>4)::numeric), 0) FROM recs r2, jsonb_array_elements(r2.entries) e
+             allocation_lines(r2.entries) e WHERE r2.root = recs.root AND r2.currency = recs.currency AND e->>0 = 'cr')::text AS credits,
+          (SELECT coalesce(sum(sign * (e->>4)::numeric), 0) FROM recs r2, allocation_lines(r2.entries) e
              WHERE r2.root = recs.root AND r2.currency = recs.currency AND e->>0 = 'co')::text AS contributions
         FROM recs GROUP BY root, currency ORDER BY root, currency`.execute(t.db)
       expect(expected.length).toBeGreaterThan(3)

@@ -25,6 +25,7 @@ const LATER = [
   '2026_11_28_002800_partner_rows_organisation_once',
   '2026_11_28_002900_drop_allocations_quote_index',
   '2026_11_28_003000_organisation_index_for_children',
+  '2026_11_28_003100_entries_as_strings',
 ]
 /** Applies the migrations up to MIGRATION (not those after it); returns the names applied now. */
 async function migrateToIt(db: Kysely<Database>): Promise<string[]> {
@@ -223,10 +224,13 @@ describe('the compact entries migration', () => {
     expect(await entriesText()).toEqual(compact)
     expect(await definitions(t.db)).toEqual(latest)
     expect(await answers()).toEqual(answered)
-    // The summary read the records so far; rolled up from the converted rows, it answers the same again.
+    // The summary read the records so far; rolled up from the converted rows (by the latest schema's SQL, as the app
+    // does), it answers the same again.
+    expect(await migrateToLatest(t.db)).toEqual(LATER)
     await resetRollups(t.db, t.clock.now())
     await rollUpTo(t.db, new Date('2026-12-01T00:00:00Z'), { now: t.clock.now, skipLocked: false })
     expect((await verifyRollups(t.db)).mismatches).toEqual([])
+    for (const name of [...LATER].reverse()) expect(await migrateDown(t.db)).toEqual([name])
     expect(await answers()).toEqual(answered)
 
     // Down again: the previous version's bytes and objects, exactly.

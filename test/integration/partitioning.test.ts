@@ -44,7 +44,8 @@ async function checkout(options: { allocate?: boolean; receipt?: boolean } = {})
  * own where it stores none (migration 002600 writes none; its down fills them in and its up keeps them: same reading),
  * and its tree's top as its organisation where it names none (migration 002800, likewise).
  * An allocation reads its merchant from its snapshot where it names one (migration 002700; its down copies the
- * snapshot into the row, and its up keeps it there: same reading).
+ * snapshot into the row, and its up keeps it there: same reading). Its entries are read as the lines they stand for
+ * (migration 003100 writes a line as a string; its down writes the array, and its up keeps it: same lines).
  */
 const rowsOf = async (table: string) => {
   const select =
@@ -54,7 +55,8 @@ const rowsOf = async (table: string) => {
                    coalesce(allocation_id, record_id) AS allocation_id, coalesce(allocation_created_at, funds_date_time) AS allocation_created_at
             FROM impact_record_partners`
       : table === 'allocations'
-        ? sql`SELECT to_jsonb(a) - 'merchant_id' || jsonb_build_object('merchant', coalesce(a.merchant, m.body)) AS row
+        ? sql`SELECT to_jsonb(a) - 'merchant_id' || jsonb_build_object('merchant', coalesce(a.merchant, m.body),
+                'entries', (SELECT jsonb_agg(l.line ORDER BY l.n) FROM allocation_lines(a.entries) WITH ORDINALITY AS l(line, n))) AS row
               FROM allocations a LEFT JOIN merchant_snapshots m ON m.id = a.merchant_id`
         : sql`SELECT * FROM ${sql.table(table)}`
   return (await sql<Record<string, unknown>>`${select}`.execute(t.db)).rows.map((r) => JSON.stringify(r)).sort()
@@ -157,6 +159,7 @@ describe('the migration', () => {
 
     // Down past both partitionings (and the migrations between them), then up again.
     const after = [
+      '2026_11_28_003100_entries_as_strings',
       '2026_11_28_003000_organisation_index_for_children',
       '2026_11_28_002900_drop_allocations_quote_index',
       '2026_11_28_002800_partner_rows_organisation_once',

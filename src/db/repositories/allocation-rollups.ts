@@ -44,11 +44,11 @@ const AMOUNT_COLUMNS = [
 type AmountColumn = (typeof AMOUNT_COLUMNS)[number]
 const amountList = (f: (column: AmountColumn) => RawBuilder<unknown>) => sql.join(AMOUNT_COLUMNS.map(f))
 
-// The lines of a record `x` (its allocation's entries, positional: database.ts, StoredAllocationEntry), typed: numeric
-// sums of the decimal strings are exact. kind is the stored code, 'cr' or 'co'.
+// The lines of a record `x` (its allocation's entries as allocation_lines gives them, positional: database.ts,
+// StoredAllocationEntry), typed: numeric sums of the decimal strings are exact. kind is the stored code, 'cr' or 'co'.
 const LINES = sql`(SELECT l->>0 AS kind, (l->>1)::uuid AS "impactPartnerId", (l->>2)::uuid AS "projectId",
   (l->>3)::numeric AS "quantityTonnes", (l->>4)::numeric AS "impactAmount", (l->>6)::numeric AS "impactSalesTaxAmount",
-  (l->>7)::numeric AS "serviceFeeAmount", (l->>9)::numeric AS "serviceFeeSalesTaxAmount" FROM jsonb_array_elements(x.entries) AS l) AS e`
+  (l->>7)::numeric AS "serviceFeeAmount", (l->>9)::numeric AS "serviceFeeSalesTaxAmount" FROM allocation_lines(x.entries) AS l) AS e`
 const LINE_FIELD: Record<AmountColumn, { kind: StoredAllocationEntry[0]; field: string }> = {
   credits_impact: { kind: 'cr', field: 'impactAmount' },
   credits_impact_tax: { kind: 'cr', field: 'impactSalesTaxAmount' },

@@ -11,9 +11,9 @@ import type { AllocationEntryAmounts, AllocationSplit, ContributionAllocationEnt
 import type {
   AllocationRow,
   Database,
+  StoredAllocationEntries,
   StoredAllocationEntry,
-  StoredContributionEntry,
-  StoredCreditEntry,
+  StoredAllocationLine,
   StoredEntryAmounts,
   StoredMerchant,
   StoredProfitShare,
@@ -61,30 +61,43 @@ export interface Reversal {
   createdAt: Date
 }
 
+/** An id as a line string holds it: its 32 hex digits, without dashes (ids here are Postgres's lowercase uuid text). */
+const compactId = (id: string): string => id.replaceAll('-', '')
+
+/** An id of a line string with its dashes again, as Postgres writes a uuid. */
+const dashedId = (hex: string): string =>
+  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+
 /** A line's amounts in their stored order (database.ts, StoredAllocationEntry). */
-const storedAmounts = (a: AllocationEntryAmounts): StoredEntryAmounts => [
-  a.impactAmount,
-  a.impactSalesTaxRate,
-  a.impactSalesTaxAmount,
-  a.serviceFeeAmount,
-  a.serviceFeeSalesTaxRate,
-  a.serviceFeeSalesTaxAmount,
+const storedAmounts = (a: AllocationEntryAmounts): string =>
+  `${a.impactAmount}|${a.impactSalesTaxRate}|${a.impactSalesTaxAmount}|${a.serviceFeeAmount}|${a.serviceFeeSalesTaxRate}|${a.serviceFeeSalesTaxAmount}`
+
+/** The lines of a split as the allocation statement writes them: one string each (database.ts, StoredAllocationLine). */
+const entriesOf = (split: AllocationSplit): StoredAllocationLine[] => [
+  ...split.credits.map((c) => `cr|${compactId(c.impactPartnerId)}|${compactId(c.projectId)}|${c.quantityTonnes}|${storedAmounts(c)}`),
+  ...split.contributions.map((c) => `co|${compactId(c.impactPartnerId)}|||${storedAmounts(c)}`),
 ]
 
-const entriesOf = (split: AllocationSplit): StoredAllocationEntry[] => [
-  ...split.credits.map((c): StoredCreditEntry => ['cr', c.impactPartnerId, c.projectId, c.quantityTonnes, ...storedAmounts(c)]),
-  ...split.contributions.map((c): StoredContributionEntry => ['co', c.impactPartnerId, null, null, ...storedAmounts(c)]),
-]
+/** A line written as one string, as the array it stands for (what allocation_lines gives SQL). */
+function lineOf(line: StoredAllocationLine): StoredAllocationEntry {
+  const v = line.split('|')
+  if (v.length !== 10 || (v[0] !== 'cr' && v[0] !== 'co')) throw new Error(`an allocation line of an unknown shape: ${line}`)
+  const amounts = v.slice(4) as StoredEntryAmounts
+  return v[0] === 'cr'
+    ? ['cr', dashedId(v[1] as string), dashedId(v[2] as string), v[3] as string, ...amounts]
+    : ['co', dashedId(v[1] as string), null, null, ...amounts]
+}
 
 /**
  * Entries are stored exactly as the domain formatted them (jsonb keeps strings as written). Read by position into
  * object literals, keyed in the order the presenters have always received them: a page reads hundreds of lines, and
- * destructuring with rest elements built two arrays per line.
+ * destructuring with rest elements built two arrays per line. A line is an array, or (since migration 003100) a string.
  */
-export const splitOf = (currencyCode: string, entries: readonly StoredAllocationEntry[]): AllocationSplit => {
+export const splitOf = (currencyCode: string, entries: StoredAllocationEntries): AllocationSplit => {
   const credits: CreditAllocationEntry[] = []
   const contributions: ContributionAllocationEntry[] = []
-  for (const e of entries) {
+  for (const stored of entries) {
+    const e = typeof stored === 'string' ? lineOf(stored) : stored
     if (e[0] === 'cr') {
       credits.push({
         projectId: e[2],
@@ -211,8 +224,8 @@ export function merchantSnapshotIdOf(merchant: StoredMerchant): string {
  * An allocation's rows leave allocation_id and allocation_created_at NULL: they are the record's own id and time
  * (bytes every allocation would write for nothing); a record of the top of its tree leaves organisation_id NULL too
  * (it is root_organisation_id). A line's impact partner is its element 1 (database.ts,
- * StoredAllocationEntry). Raw SQL: a data-modifying CTE over the
- * insert's RETURNING and jsonb_array_elements. Plain text (no parameters), so that it can be part of a prepared text.
+ * StoredAllocationEntry), read through allocation_lines (a line may be a string). Raw SQL: a data-modifying CTE over the
+ * insert's RETURNING and allocation_lines. Plain text (no parameters), so that it can be part of a prepared text.
  */
 const partnerRowsText = (of: 'allocations' | 'reversals') => `
   written_partners AS (
@@ -222,7 +235,7 @@ const partnerRowsText = (of: 'allocations' | 'reversals') => `
       ${of === 'allocations' ? 'NULL::uuid, NULL::timestamptz' : 'w.allocation_id, w.allocation_created_at'}
     FROM written w
     ${of === 'allocations' ? '' : 'JOIN allocations a ON a.id = w.allocation_id AND a.created_at = w.allocation_created_at'}
-    CROSS JOIN LATERAL jsonb_array_elements(${of === 'allocations' ? 'w.entries' : 'a.entries'}) AS e(entry)
+    CROSS JOIN LATERAL allocation_lines(${of === 'allocations' ? 'w.entries' : 'a.entries'}) AS e(entry)
   )`
 
 /** The columns of an allocation row the allocation statement writes (all but the top of its tree). */

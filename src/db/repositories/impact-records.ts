@@ -3,7 +3,7 @@
 // scans are merged (Merge Append), so a page costs its own size whatever the tables hold: keyset, never OFFSET. A
 // partner filter reads impact_record_partners, led by the partner, instead.
 import { sql, type Kysely, type RawBuilder } from 'kysely'
-import type { AddressJson, Database, StoredAllocationEntry, StoredMerchant, StoredProfitShare } from '../database.js'
+import type { AddressJson, Database, StoredAllocationEntries, StoredMerchant, StoredProfitShare } from '../database.js'
 import type { ImpactRecordSource } from '../../domain/impact-record.js'
 import type { ProfitShareSplit } from '../../domain/profit-share.js'
 import { profitShareOf, splitOf } from './allocations.js'
@@ -71,7 +71,7 @@ interface AllocationColumnsRow {
   organisation_id: string
   currency_code: string
   tax_liability: 'platform' | 'organisation'
-  entries: StoredAllocationEntry[]
+  entries: StoredAllocationEntries
   allocated_at: number
   collection_organisation_id: string
   consumer_reference: string | null
@@ -145,7 +145,7 @@ function streamConditions(page: ImpactRecordPage): RawBuilder<unknown>[] {
   if (filter.consumerReference !== undefined) where.push(sql`u.consumer_reference = ${filter.consumerReference}`)
   if (filter.impactPartnerId !== undefined) {
     // A line's partner is its element 1 (database.ts, StoredAllocationEntry): containment (@>) ignores positions.
-    where.push(sql`EXISTS (SELECT 1 FROM jsonb_array_elements(u.entries) AS e(line) WHERE e.line->>1 = ${filter.impactPartnerId})`)
+    where.push(sql`EXISTS (SELECT 1 FROM allocation_lines(u.entries) AS e(line) WHERE e.line->>1 = ${filter.impactPartnerId})`)
   }
   if (filter.profitShareFromLevel !== undefined) {
     where.push(sql`u.profit_share IS NOT NULL`)

@@ -64,7 +64,8 @@ export async function findStatementSums(
   db: Kysely<Database>,
   scope: StatementScope,
 ): Promise<{ collected: CollectedSums[]; withheld: WithheldSums[]; earned: EarnedSums[] }> {
-  // A line of entries is an array (database.ts, StoredAllocationEntry): impact at 4, its tax 6, service fee 7, its tax 9.
+  // A line of entries, as allocation_lines gives it, is an array (database.ts, StoredAllocationEntry): impact at 4, its
+  // tax 6, service fee 7, its tax 9.
   const collected = await sql<{
     currency_code: string
     allocations: string
@@ -84,7 +85,7 @@ export async function findStatementSums(
            sum(r.sign * (e->>6)::numeric)::text AS impact_tax,
            sum(r.sign * (e->>7)::numeric)::text AS service_fee,
            sum(r.sign * (e->>9)::numeric)::text AS service_fee_tax
-    FROM records r CROSS JOIN LATERAL jsonb_array_elements(r.entries) AS e
+    FROM records r CROSS JOIN LATERAL allocation_lines(r.entries) AS e
     WHERE r.collection_organisation_id = ${scope.organisationId}::uuid
     GROUP BY r.currency_code ORDER BY r.currency_code`.execute(db)
   // A line is an array after the settlement model (element 0): [level, fundsShare, taxRate, tax, (currency, rate, share)].
