@@ -306,7 +306,7 @@ export type StoredAllocationEntry = StoredCreditEntry | StoredContributionEntry
 export type StoredAllocationEntries = readonly (StoredAllocationEntry | StoredAllocationLine)[]
 /**
  * A line as one string: the ten values of StoredAllocationEntry in its order, joined by '|', an absent one empty, and
- * the two ids (impactPartnerId, projectId) without their dashes (32 lowercase hex digits).
+ * the two ids (impactPartnerId, projectId) as their 16 bytes in base64 without the padding (22 characters).
  */
 export type StoredAllocationLine = string
 export type StoredCreditEntry = [

@@ -1,5 +1,5 @@
 // Entries as one string per line (migrations/2026_11_28_003100_entries_as_strings.ts): a new allocation writes each
-// line as one string; every endpoint that reads entries answers byte for byte the same whether its rows hold strings,
+// line as one string (its ids in base64); every endpoint that reads entries answers byte for byte the same whether its rows hold strings,
 // the arrays they stand for (down rewrites them), or both (up again keeps the arrays and new rows write strings); SQL
 // (allocation_lines) and TypeScript (splitOf) read every line alike; the balance CHECK refuses a string line that does
 // not balance or is not shaped; and a string line takes fewer bytes than its array.
@@ -17,8 +17,8 @@ import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '.
 const MIGRATION = '2026_11_28_003100_entries_as_strings'
 const HOUR = 3_600_000
 const WINDOW = 'dateTimeFrom=2026-11-01T00:00:00Z&dateTimeTo=2026-12-01T00:00:00Z'
-/** A line as one string: kind, two ids without dashes (a contribution's project empty), then seven decimals. */
-const LINE = /^(cr\|[0-9a-f]{32}\|[0-9a-f]{32}\|\d+\.\d+|co\|[0-9a-f]{32}\|\|)(\|\d+(\.\d+)?){6}$/
+/** A line as one string: kind, two ids in base64 (a contribution's project empty), then seven decimals. */
+const LINE = /^(cr\|[\w+/]{22}\|[\w+/]{22}\|\d+\.\d+|co\|[\w+/]{22}\|\|)(\|\d+(\.\d+)?){6}$/
 let t: TestApp
 let psp: OrgFixture
 let merchant: OrgFixture
@@ -153,8 +153,8 @@ describe('entries as one string per line', () => {
     const arrays = await storedLines()
     expect(arrays.map((l) => l.type)).toEqual(strings.map(() => 'array'))
     const arrayBytes = await sql<{ n: number }>`SELECT sum(pg_column_size(entries))::int AS n FROM allocations`.execute(t.db)
-    // About 60 B a line: jsonb's header and ten offsets per line, and the ids' dashes.
-    expect((arrayBytes.rows[0]?.n ?? 0) - (stringBytes.rows[0]?.n ?? 0)).toBeGreaterThan(40 * strings.length)
+    // About 60 B a line: jsonb's header and ten offsets per line, and the ids' 36 characters down to 22.
+    expect((arrayBytes.rows[0]?.n ?? 0) - (stringBytes.rows[0]?.n ?? 0)).toBeGreaterThan(55 * strings.length)
     expect(await viewRows()).toEqual(view)
 
     // Up again: nothing is rewritten, and rows of both shapes answer alike.
@@ -173,7 +173,7 @@ describe('entries as one string per line', () => {
     expect((await verifyRollups(t.db)).mismatches).toEqual([])
   })
 
-  it('the balance CHECK refuses a string line that does not balance, that is not ten values, or of no known kind', async () => {
+  it('the balance CHECK refuses a string line that does not balance, is not ten values or has no known kind; a bad id fails', async () => {
     const id = await allocate(psp, (q) => ({ credits: { amount: q.credits.amounts.total } }))
     const { rows } = await sql<{ line: string }>`
       SELECT entries->>0 AS line FROM allocations WHERE id = ${id}::uuid AND jsonb_typeof(entries->0) = 'string'`.execute(t.db)
@@ -187,6 +187,11 @@ describe('entries as one string per line', () => {
     await refused([...values.slice(0, 4), `${values[4]}1`, ...values.slice(5)].join('|'))
     await refused(values.slice(0, 9).join('|'))
     await refused(['xx', ...values.slice(1)].join('|'))
+    // An id that is not 16 bytes in base64 cannot be read back as a uuid: refused too.
+    await expect(
+      sql`UPDATE allocations SET entries = jsonb_set(entries, '{0}', to_jsonb(${[values[0], 'AAAA', ...values.slice(2)].join('|')}::text))
+          WHERE id = ${id}::uuid`.execute(t.db),
+    ).rejects.toThrow(/base64|uuid/)
     // Unchanged, it is accepted as it is.
     await sql`UPDATE allocations SET entries = jsonb_set(entries, '{0}', to_jsonb(${line}::text)) WHERE id = ${id}::uuid`.execute(t.db)
   })

@@ -61,12 +61,15 @@ export interface Reversal {
   createdAt: Date
 }
 
-/** An id as a line string holds it: its 32 hex digits, without dashes (ids here are Postgres's lowercase uuid text). */
-const compactId = (id: string): string => id.replaceAll('-', '')
+/** An id as a line string holds it: its 16 bytes in base64 without the padding (22 characters). */
+const compactId = (id: string): string => Buffer.from(id.replaceAll('-', ''), 'hex').toString('base64').slice(0, 22)
 
-/** An id of a line string with its dashes again, as Postgres writes a uuid. */
-const dashedId = (hex: string): string =>
-  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+/** An id of a line string as Postgres writes a uuid (lowercase, with dashes). */
+function uuidOf(base64: string): string {
+  const hex = Buffer.from(base64, 'base64').toString('hex')
+  if (hex.length !== 32) throw new Error(`an allocation line's id is not 16 bytes: ${base64}`)
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
 
 /** A line's amounts in their stored order (database.ts, StoredAllocationEntry). */
 const storedAmounts = (a: AllocationEntryAmounts): string =>
@@ -84,8 +87,8 @@ function lineOf(line: StoredAllocationLine): StoredAllocationEntry {
   if (v.length !== 10 || (v[0] !== 'cr' && v[0] !== 'co')) throw new Error(`an allocation line of an unknown shape: ${line}`)
   const amounts = v.slice(4) as StoredEntryAmounts
   return v[0] === 'cr'
-    ? ['cr', dashedId(v[1] as string), dashedId(v[2] as string), v[3] as string, ...amounts]
-    : ['co', dashedId(v[1] as string), null, null, ...amounts]
+    ? ['cr', uuidOf(v[1] as string), uuidOf(v[2] as string), v[3] as string, ...amounts]
+    : ['co', uuidOf(v[1] as string), null, null, ...amounts]
 }
 
 /**
