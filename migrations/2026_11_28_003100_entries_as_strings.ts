@@ -11,6 +11,28 @@ import { sql, type Kysely } from 'kysely'
 // nothing is rewritten. Every SQL reader reads lines through allocation_lines(entries), which gives each line as the
 // array it always was (a string is split, its ids written as uuids again), so readers name the same positions.
 
+/**
+ * The allocation_entries view (columns as migration 002400 made them) over the lines `lines` gives: allocation_lines
+ * here, jsonb_array_elements before. Replaced, not dropped and made again: whatever was granted on it stays.
+ */
+async function replaceEntriesView(db: Kysely<any>, lines: 'allocation_lines' | 'jsonb_array_elements'): Promise<void> {
+  await sql`
+    CREATE OR REPLACE VIEW allocation_entries AS
+    SELECT a.id AS allocation_id,
+           (e.position - 1)::int AS position,
+           CASE e.line->>0 WHEN 'cr' THEN 'credit' WHEN 'co' THEN 'contribution' END AS kind,
+           (e.line->>2)::uuid AS project_id,
+           (e.line->>1)::uuid AS impact_partner_id,
+           (e.line->>4)::numeric AS impact_amount,
+           (e.line->>6)::numeric AS impact_sales_tax_amount,
+           (e.line->>5)::numeric AS impact_sales_tax_rate,
+           (e.line->>7)::numeric AS service_fee_amount,
+           (e.line->>9)::numeric AS service_fee_sales_tax_amount,
+           (e.line->>8)::numeric AS service_fee_sales_tax_rate,
+           (e.line->>3)::numeric AS quantity_tonnes
+    FROM allocations a CROSS JOIN LATERAL ${sql.raw(lines)}(a.entries) WITH ORDINALITY AS e(line, position)`.execute(db)
+}
+
 export async function up(db: Kysely<any>): Promise<void> {
   // One line string as the array it stands for, or NULL when it does not hold exactly ten values. An id that is not 16
   // bytes in base64 fails to decode or cast. PL/pgSQL: its expressions are planned once per session, where a SQL
@@ -84,21 +106,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       RETURN credits = coalesce(credits_amount, 0) AND contributions = coalesce(contribution_amount, 0);
     END
     $$`.execute(db)
-  await sql`
-    CREATE OR REPLACE VIEW allocation_entries AS
-    SELECT a.id AS allocation_id,
-           (e.position - 1)::int AS position,
-           CASE e.line->>0 WHEN 'cr' THEN 'credit' WHEN 'co' THEN 'contribution' END AS kind,
-           (e.line->>2)::uuid AS project_id,
-           (e.line->>1)::uuid AS impact_partner_id,
-           (e.line->>4)::numeric AS impact_amount,
-           (e.line->>6)::numeric AS impact_sales_tax_amount,
-           (e.line->>5)::numeric AS impact_sales_tax_rate,
-           (e.line->>7)::numeric AS service_fee_amount,
-           (e.line->>9)::numeric AS service_fee_sales_tax_amount,
-           (e.line->>8)::numeric AS service_fee_sales_tax_rate,
-           (e.line->>3)::numeric AS quantity_tonnes
-    FROM allocations a CROSS JOIN LATERAL allocation_lines(a.entries) WITH ORDINALITY AS e(line, position)`.execute(db)
+  await replaceEntriesView(db, 'allocation_lines')
 }
 
 // Lines written as strings become the arrays they stand for (every such row is rewritten: a maintenance window on a
@@ -107,21 +115,7 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`
     UPDATE allocations SET entries = (SELECT jsonb_agg(l.line ORDER BY l.n) FROM allocation_lines(entries) WITH ORDINALITY AS l(line, n))
     WHERE EXISTS (SELECT 1 FROM jsonb_array_elements(entries) AS e WHERE jsonb_typeof(e) = 'string')`.execute(db)
-  await sql`
-    CREATE OR REPLACE VIEW allocation_entries AS
-    SELECT a.id AS allocation_id,
-           (e.position - 1)::int AS position,
-           CASE e.line->>0 WHEN 'cr' THEN 'credit' WHEN 'co' THEN 'contribution' END AS kind,
-           (e.line->>2)::uuid AS project_id,
-           (e.line->>1)::uuid AS impact_partner_id,
-           (e.line->>4)::numeric AS impact_amount,
-           (e.line->>6)::numeric AS impact_sales_tax_amount,
-           (e.line->>5)::numeric AS impact_sales_tax_rate,
-           (e.line->>7)::numeric AS service_fee_amount,
-           (e.line->>9)::numeric AS service_fee_sales_tax_amount,
-           (e.line->>8)::numeric AS service_fee_sales_tax_rate,
-           (e.line->>3)::numeric AS quantity_tonnes
-    FROM allocations a CROSS JOIN LATERAL jsonb_array_elements(a.entries) WITH ORDINALITY AS e(line, position)`.execute(db)
+  await replaceEntriesView(db, 'jsonb_array_elements')
   await sql`
     CREATE OR REPLACE FUNCTION allocation_entries_balance(entries jsonb, credits_amount numeric, contribution_amount numeric)
     RETURNS boolean LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$

@@ -3,18 +3,16 @@
 // writes, every endpoint that reads them answers byte for byte as before, and down gives back the very jsonb the
 // previous version wrote, with the balance function and the view exactly as migrations/2026_11_21_000400 made them. An
 // entry it cannot convert exactly is refused before anything changes.
-import { randomUUID } from 'node:crypto'
 import { Migrator, sql, type Kysely } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrations } from '../../migrations/index.js'
 import type { Database, StoredAllocationEntry } from '../../src/db/database.js'
 import { migrateDown, migrateToLatest, pendingMigrations } from '../../src/db/migrate.js'
 import { splitOf } from '../../src/db/repositories/allocations.js'
-import { DEMO_PARTNER_IDS } from '../../src/domain/data/demo-catalogue.js'
 import type { AllocationSplit } from '../../src/domain/types.js'
 import { resetRollups, rollUpTo, verifyRollups } from '../../src/services/summary-rollups.js'
-import { client, createTestApp, type TestApp } from '../helpers/app.js'
-import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
+import { createTestApp, type TestApp } from '../helpers/app.js'
+import { answersReadingEntries, seedEntryRecords, type EntryRecords } from '../helpers/entry-records.js'
 
 const MIGRATION = '2026_11_27_002400_compact_entries'
 /** The migrations after it: undone before these tests, which move between it and the one before it. */
@@ -33,13 +31,9 @@ async function migrateToIt(db: Kysely<Database>): Promise<string[]> {
   if (error) throw error
   return results.filter((r) => r.status === 'Success').map((r) => r.migrationName)
 }
-const HOUR = 3_600_000
-const WINDOW = 'dateTimeFrom=2026-11-01T00:00:00Z&dateTimeTo=2026-12-01T00:00:00Z'
 let t: TestApp
-let psp: OrgFixture
-let merchant: OrgFixture
-let jpMerchant: OrgFixture
-const allocations: string[] = []
+let records: EntryRecords
+let allocations: string[]
 
 /** What allocations.entries held before the migration: the previous src/db/repositories/allocations.ts entriesOf. */
 const oldEntriesOf = (split: AllocationSplit) => [
@@ -58,28 +52,6 @@ const oldEntriesOf = (split: AllocationSplit) => [
     quantityTonnes: null,
   })),
 ]
-
-interface Quote {
-  credits: { amounts: { total: number } }
-}
-
-async function allocate(
-  org: OrgFixture,
-  body: (quote: Quote) => Record<string, unknown>,
-  quote: Record<string, unknown> = {},
-): Promise<string> {
-  const quoted = await client(t.app, org.apiKey).post('/quotes/carbon', floristQuote(org.organisationId, quote))
-  expect(quoted.statusCode).toBe(201)
-  const res = await client(t.app, org.apiKey).post(
-    '/funds/allocations',
-    { organisationId: org.organisationId, quoteId: quoted.json().quoteId, ...body(quoted.json()) },
-    { 'idempotency-key': randomUUID() },
-  )
-  expect(res.statusCode, res.body).toBe(201)
-  t.clock.advance(HOUR)
-  allocations.push(res.json().fundsAllocationId)
-  return res.json().fundsAllocationId
-}
 
 /** Every stored entries column, as text (jsonb's text is its canonical form: equal text, equal jsonb). */
 const entriesText = async () =>
@@ -126,68 +98,12 @@ async function answers(): Promise<string[]> {
   return answered
 }
 
-async function answersAtLatest(): Promise<string[]> {
-  const get = (key: string, path: string, accept?: string) =>
-    client(t.app, key)
-      .get(path, accept ? { accept } : {})
-      .then((r) => `${path} ${accept ?? ''} ${r.statusCode} ${r.headers['content-type']} ${r.body}`)
-  const keys = [psp.apiKey, jpMerchant.apiKey]
-  return Promise.all([
-    ...allocations.flatMap((id) => {
-      const key = id === allocations.at(-1) ? jpMerchant.apiKey : psp.apiKey
-      return [`/funds/allocations/${id}`, `/v3/funds/allocations/${id}/impact`, `/v3/funds/allocations/${id}/profit-share`].map((path) =>
-        get(key, path),
-      )
-    }),
-    ...keys.flatMap((key) => [
-      get(key, `/v3/funds/allocations/impact?${WINDOW}&limit=100`),
-      get(key, `/v3/funds/allocations/impact/export?${WINDOW}`),
-      get(key, `/v3/funds/allocations/profit-share?${WINDOW}&limit=100`),
-      get(key, `/v3/funds/allocations/profit-share/export?${WINDOW}`),
-      ...['day', 'impactPartner', 'project', 'organisation', 'currency'].map((groupBy) =>
-        get(key, `/v3/funds/allocations/summary?${WINDOW}&groupBy=${groupBy}`),
-      ),
-    ]),
-    // A partner's records: read through its partner rows, and with a consumer reference through the lines themselves.
-    ...[DEMO_PARTNER_IDS.oceanCommons, DEMO_PARTNER_IDS.verdantRemovals].flatMap((partner) => [
-      get(psp.apiKey, `/v3/funds/allocations/impact?${WINDOW}&impactPartnerId=${partner}`),
-      get(psp.apiKey, `/v3/funds/allocations/impact?${WINDOW}&impactPartnerId=${partner}&consumerReference=consumer_123`),
-    ]),
-    ...[psp, merchant].flatMap((org) =>
-      [undefined, 'text/csv'].map((accept) =>
-        get(psp.apiKey, `/v3/statements?organisationId=${org.organisationId}&period=2026-11`, accept),
-      ),
-    ),
-    get(jpMerchant.apiKey, `/v3/statements?organisationId=${jpMerchant.organisationId}&period=2026-11`),
-  ])
-}
+const answersAtLatest = () => answersReadingEntries(t, records, records.allocations.at(-1) as string)
 
 beforeAll(async () => {
   t = await createTestApp({ SUMMARY_ROLLUP_WORKER: 'false', WEBHOOK_WORKER: 'false' })
-  await importDemoCatalogue(t.db)
-  // Profit share: the PSP keeps 0.2 of the fee, its merchant 0.6 of that; a JPY tree of its own settles net.
-  psp = await createOrg(t.db, { relativeProfitShare: '0.2' })
-  merchant = await createOrg(t.db, { parentId: psp.organisationId, relativeProfitShare: '0.6' })
-  const jpPsp = await createOrg(t.db, { relativeProfitShare: '0.2', countryCode: 'JPN', currencyCode: 'JPY' })
-  jpMerchant = await createOrg(t.db, {
-    parentId: jpPsp.organisationId,
-    relativeProfitShare: '0.6',
-    countryCode: 'JPN',
-    currencyCode: 'JPY',
-  })
-  // Three credit lines; two contribution lines; both; one partner's contribution (reversed below); the PSP's own.
-  await allocate(merchant, (q) => ({ credits: { amount: q.credits.amounts.total } }))
-  await allocate(merchant, () => ({ contribution: { amount: 12.4 } }))
-  await allocate(merchant, (q) => ({ credits: { amount: q.credits.amounts.total }, contribution: { amount: 5 } }))
-  const reversed = await allocate(merchant, () => ({ contribution: { amount: 2.5, impactPartnerIds: [DEMO_PARTNER_IDS.oceanCommons] } }))
-  await allocate(psp, (q) => ({ credits: { amount: q.credits.amounts.total } }))
-  expect((await client(t.app, merchant.apiKey).post(`/funds/allocations/${reversed}/reverse`)).statusCode).toBe(201)
-  t.clock.advance(HOUR)
-  await allocate(jpMerchant, () => ({ contribution: { amount: 1220 } }), {
-    consumer: { reference: 'consumer_jp', countryCode: 'JPN' },
-    merchant: { name: 'Hanaya', mcc: '5992', address: { line1: '1-1', city: 'Tokyo', postalCode: '100-0001', countryCode: 'JPN' } },
-    transaction: { amount: 5000, currencyCode: 'JPY' },
-  })
+  records = await seedEntryRecords(t)
+  allocations = records.allocations
   for (const name of [...LATER].reverse()) expect(await migrateDown(t.db)).toEqual([name])
 })
 
