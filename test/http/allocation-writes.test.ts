@@ -14,6 +14,7 @@ import {
 } from '../../src/db/repositories/allocations.js'
 import { AllocationStore } from '../../src/services/allocation-store.js'
 import { client, createTestApp, type TestApp } from '../helpers/app.js'
+import { onPostgres } from '../helpers/db.js'
 import { createOrg, floristQuote, importDemoCatalogue, type OrgFixture } from '../helpers/factories.js'
 
 const DAY = 86_400_000
@@ -186,6 +187,39 @@ describe('insertAllocations', () => {
     expect(await findAllocationById(t.db, first.allocation.id)).toEqual(first.allocation)
     expect(await findAllocationById(t.db, fresh.allocation.id)).toEqual(fresh.allocation)
   })
+
+  it.runIf(onPostgres())(
+    'a key another writer takes meanwhile: the statement waits for it, then runs again and writes the rest',
+    async () => {
+      const key = randomUUID()
+      const [winner, loser, other] = [retryDraft(stored, key), retryDraft(stored, key), retryDraft(stored, randomUUID())]
+      let release = (): void => {}
+      const held = new Promise<void>((resolve) => (release = resolve))
+      let wrote = (): void => {}
+      const written = new Promise<void>((resolve) => (wrote = resolve))
+      const first = t.db.transaction().execute(async (trx) => {
+        expect(await insertAllocations(trx, [winner])).toEqual({ written: [true], deliveries: 0 })
+        wrote()
+        await held
+      })
+      await written
+      // Not committed yet: the second statement sees the key free, and its INSERT waits for the first writer.
+      const racing = insertAllocations(t.db, [loser, other])
+      const waiting = async (): Promise<number> =>
+        (
+          await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(t.db)
+        ).rows[0]?.n ?? 0
+      for (let i = 0; i < 200 && (await waiting()) === 0; i++) await new Promise((r) => setTimeout(r, 10))
+      expect(await waiting()).toBe(1)
+      release()
+      await first
+      expect(await racing).toEqual({ written: [false, true], deliveries: 0 })
+      expect(await keyRows(key)).toEqual([{ id: winner.allocation.id }])
+      expect(await findAllocationById(t.db, loser.allocation.id)).toBeUndefined()
+      expect(await findAllocationById(t.db, other.allocation.id)).toEqual(other.allocation)
+    },
+  )
 
   it('with a tax receipt, writes nothing for a used key and queues no receipt', async () => {
     const draft = retryDraft(stored)

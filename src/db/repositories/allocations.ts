@@ -288,12 +288,15 @@ export interface AllocationDraft {
  * The allocation statement: one text for any number of allocations (their rows are one JSON parameter), so every
  * connection parses it once and Postgres keeps one plan for it (src/db/prepared.ts): parsing and planning these CTEs
  * over partitioned tables cost Postgres more than running them. That plan is made once, for any batch, so nothing in it
- * reads a large table by a join the planner could turn into a scan: the keys are checked by the INSERT's conflict
- * arbiter, and the walk up the tree for webhook endpoints looks each parent up by its id (webhooks.ts,
- * eventWritesText). Its CTEs:
- * `allocation_drafts` (the rows, in order); `keyed` (the keys this statement took: ON CONFLICT DO NOTHING on the keys
- * table's primary key, where a concurrent duplicate waits for the first writer, bounded by lock_timeout, and then takes
- * nothing; within one statement the first row wins); `merchants` (the merchants' snapshots, ON CONFLICT DO NOTHING:
+ * reads a large table by a join the planner could turn into a scan: each key is looked up by a subquery kept
+ * correlated (`OFFSET 0`: an index probe per draft, never a hash join over the keys table), and the walk up the tree
+ * for webhook endpoints looks each parent up by its id (webhooks.ts, eventWritesText). Its CTEs:
+ * `allocation_drafts` (the rows, in order); `keyed` (the keys this statement took: those not already taken, the first
+ * row of each key within the statement, in key order so that two statements wait for each other's keys in one order
+ * and never deadlock). A plain INSERT, not ON CONFLICT: a speculative insertion writes a second WAL record per key
+ * (its confirmation, 48 B per allocation, docs/write-costs.md). A key a concurrent writer takes after this statement
+ * began makes the INSERT wait for that writer, bounded by lock_timeout, and then fail on the keys' primary key: the
+ * whole statement writes nothing and runs again (writeAllocations), when the key is seen taken; `merchants` (the merchants' snapshots, ON CONFLICT DO NOTHING:
  * one row per content, never changed, so the one an allocation names exists once it is committed); `written` (the
  * allocations of the keys taken, each with the top of its tree found by the INSERT itself); their partner rows, and their webhook events and deliveries. With a
  * receipt, one allocation and its tax-receipt outbox row.
@@ -310,8 +313,13 @@ const allocationStatementText = (withReceipt: boolean): string => `WITH RECURSIV
     ),
     keyed AS (
       INSERT INTO allocation_idempotency_keys (organisation_id, idempotency_key, allocation_id, allocation_created_at)
-      SELECT organisation_id, idempotency_key, id, created_at FROM allocation_drafts ORDER BY n
-      ON CONFLICT DO NOTHING
+      SELECT DISTINCT ON (d.organisation_id, d.idempotency_key) d.organisation_id, d.idempotency_key, d.id, d.created_at
+      FROM allocation_drafts d
+      WHERE NOT EXISTS (
+        SELECT FROM allocation_idempotency_keys k
+        WHERE k.organisation_id = d.organisation_id AND k.idempotency_key = d.idempotency_key OFFSET 0
+      )
+      ORDER BY d.organisation_id, d.idempotency_key, d.n
       RETURNING allocation_id
     ),
     merchants AS (
@@ -386,15 +394,39 @@ export interface AllocationWrites {
   deliveries: number
 }
 
+/**
+ * How many times an allocation statement runs when another writer takes one of its keys while it runs. Each retry
+ * follows a commit of another writer's key, which the retry then sees taken; more than a few in a row would mean the
+ * same keys sent from many processes at once, which the caller is told of as an error.
+ */
+const KEY_RACE_ATTEMPTS = 5
+
+/**
+ * A key of the statement taken by a concurrent writer after the statement began: its INSERT waited for that writer and
+ * then met the keys' primary key. The statement failed as a whole, so nothing of it was written.
+ */
+const isKeyTakenMeanwhile = (error: unknown): boolean => {
+  const e = error as { code?: unknown; constraint?: unknown } | null
+  return e?.code === '23505' && e.constraint === 'allocation_idempotency_keys_pkey'
+}
+
 async function writeAllocations(
   db: Kysely<Database>,
   text: string,
   parameters: unknown[],
   items: readonly AllocationDraft[],
 ): Promise<AllocationWrites> {
-  const { rows } = await db.executeQuery<{ id: string; deliveries: number }>(CompiledQuery.raw(text, parameters))
-  const written = new Set(rows.map((r) => r.id))
-  return { written: items.map((i) => written.has(i.allocation.id)), deliveries: rows[0]?.deliveries ?? 0 }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const { rows } = await db.executeQuery<{ id: string; deliveries: number }>(CompiledQuery.raw(text, parameters))
+      const written = new Set(rows.map((r) => r.id))
+      return { written: items.map((i) => written.has(i.allocation.id)), deliveries: rows[0]?.deliveries ?? 0 }
+    } catch (error) {
+      // The statement wrote nothing; run again, its keys now seen taken (a committed key is visible to the next statement).
+      if (attempt < KEY_RACE_ATTEMPTS && isKeyTakenMeanwhile(error)) continue
+      throw error
+    }
+  }
 }
 
 /**
