@@ -31,6 +31,7 @@ import * as m002800 from './2026_11_28_002800_partner_rows_organisation_once.js'
 import * as m002900 from './2026_11_28_002900_drop_allocations_quote_index.js'
 import * as m003000 from './2026_11_28_003000_organisation_index_for_children.js'
 import * as m003100 from './2026_11_28_003100_entries_as_strings.js'
+import * as m003200 from './2026_11_28_003200_partner_key_without_nulls.js'
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000100_organisations_and_api_keys': m000100,
@@ -63,4 +64,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_28_002900_drop_allocations_quote_index': m002900,
   '2026_11_28_003000_organisation_index_for_children': m003000,
   '2026_11_28_003100_entries_as_strings': m003100,
+  '2026_11_28_003200_partner_key_without_nulls': m003200,
 }

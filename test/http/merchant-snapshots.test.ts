@@ -17,6 +17,7 @@ const LATER = [
   '2026_11_28_002900_drop_allocations_quote_index',
   '2026_11_28_003000_organisation_index_for_children',
   '2026_11_28_003100_entries_as_strings',
+  '2026_11_28_003200_partner_key_without_nulls',
 ]
 
 let t: TestApp

@@ -626,6 +626,7 @@ describe('rollups', () => {
     await rollTo(new Date('2027-03-28T00:45:00Z'))
     const byWorker = await rows()
     expect(byWorker.some((r) => r.grain === 'week')).toBe(true)
+    expect(await migrateDown(t.db)).toEqual(['2026_11_28_003200_partner_key_without_nulls'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_28_003100_entries_as_strings'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_28_003000_organisation_index_for_children'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_28_002900_drop_allocations_quote_index'])
@@ -650,6 +651,7 @@ describe('rollups', () => {
       '2026_11_28_002900_drop_allocations_quote_index',
       '2026_11_28_003000_organisation_index_for_children',
       '2026_11_28_003100_entries_as_strings',
+      '2026_11_28_003200_partner_key_without_nulls',
     ])
     expect(await rows()).toEqual(byWorker)
   })

@@ -159,6 +159,7 @@ describe('the migration', () => {
 
     // Down past both partitionings (and the migrations between them), then up again.
     const after = [
+      '2026_11_28_003200_partner_key_without_nulls',
       '2026_11_28_003100_entries_as_strings',
       '2026_11_28_003000_organisation_index_for_children',
       '2026_11_28_002900_drop_allocations_quote_index',
@@ -355,6 +356,25 @@ describe('maintenance', () => {
       WHERE tablename ~ '^(allocations|allocation_reversals)(_p|$)' AND indexdef LIKE '%(organisation_id, created_at, id)%'`.execute(t.db)
     expect(new Set(rows.map((r) => r.tablename)).size).toBeGreaterThan(2)
     for (const r of rows) expect(r.indexdef, r.tablename).toMatch(/WHERE \(organisation_id <> root_organisation_id\)$/)
+  })
+
+  it("every month's partner rows have their key twice: without INCLUDE for rows naming nothing else, with it for the rest", async () => {
+    const { rows } = await sql<{ tablename: string; indexdef: string }>`
+      SELECT tablename, indexdef FROM pg_indexes
+      WHERE tablename ~ '^impact_record_partners(_p|_default|$)'`.execute(t.db)
+    const tables = new Set(rows.map((r) => r.tablename))
+    expect(tables.size).toBeGreaterThan(2)
+    for (const table of tables) {
+      const defs = rows.filter((r) => r.tablename === table).map((r) => r.indexdef.replace(/^.* USING btree /, ''))
+      expect(defs.sort(), table).toEqual([
+        '(impact_partner_id, root_organisation_id, funds_date_time, record_id) INCLUDE (organisation_id, allocation_id, allocation_created_at) WHERE (NOT ((organisation_id IS NULL) AND (allocation_id IS NULL)))',
+        '(impact_partner_id, root_organisation_id, funds_date_time, record_id) WHERE ((organisation_id IS NULL) AND (allocation_id IS NULL))',
+      ])
+      expect(
+        rows.filter((r) => r.tablename === table).every((r) => r.indexdef.startsWith('CREATE UNIQUE INDEX')),
+        table,
+      ).toBe(true)
+    }
   })
 
   it('a failing run is logged and counted; the API keeps serving', async () => {

@@ -159,14 +159,20 @@ function streamConditions(page: ImpactRecordPage): RawBuilder<unknown>[] {
 /** The partner-led reading applies: a partner filter, unless a consumer reference leads (see `partnerPageKeysQuery`). */
 const partnerLed = (filter: ImpactRecordFilter): boolean => filter.impactPartnerId !== undefined && filter.consumerReference === undefined
 
+/** Partner rows that name nothing beyond their key (migration 003200): the predicate of their index, word for word. */
+const LEAN_PARTNER_ROW = sql`x.organisation_id IS NULL AND x.allocation_id IS NULL`
+
 /**
- * The keys of a page filtered by impact partner: an ordered range read of that partner's rows of the tree in
- * impact_record_partners (primary key (impact_partner_id, root_organisation_id, funds_date_time, record_id), which
- * includes a reversal's allocation keys), stopped at LIMIT. So a page costs its own size however rare the partner.
- * Organisations are a row filter on the partner rows (they carry organisation_id, NULL for the tree's top). With a
- * consumer reference too, the consumer-led stream reads fewer rows (a consumer has few records) and checks the partner
- * on each: `partnerLed` sends that to `pageKeysQuery`. A row is a reversal's when it names an allocation other than its
- * record (an allocation's own rows name none, or, written before migration 002600, themselves).
+ * The keys of a page filtered by impact partner: ordered range reads of that partner's rows of the tree in
+ * impact_record_partners, stopped at LIMIT. So a page costs its own size however rare the partner. The rows' key
+ * (impact_partner_id, root_organisation_id, funds_date_time, record_id) is two unique indexes (migration 003200): the
+ * rows of an allocation of the tree's top, which name nothing else (organisation, allocation: NULL), and the others
+ * (a child's, carrying its organisation_id; a reversal's, carrying its allocation's keys), each read index-only and
+ * merged in order (Merge Append). Organisations are a row filter: a lean row's organisation is the top, so its read is
+ * left out when the filter does not name the top. With a consumer reference too, the consumer-led stream reads fewer
+ * rows (a consumer has few records) and checks the partner on each: `partnerLed` sends that to `pageKeysQuery`. A row
+ * is a reversal's when it names an allocation other than its record (an allocation's own rows name none, or, written
+ * before migration 002600, themselves).
  */
 function partnerPageKeysQuery(page: ImpactRecordPage): RawBuilder<KeyRow> {
   const { filter } = page
@@ -177,19 +183,36 @@ function partnerPageKeysQuery(page: ImpactRecordPage): RawBuilder<KeyRow> {
     sql`x.funds_date_time >= ${filter.from}::timestamptz`,
     sql`x.funds_date_time < ${filter.to}::timestamptz`,
   ]
-  const orgs = filter.organisationIds
-  const organisation = sql`coalesce(x.organisation_id, x.root_organisation_id)`
-  if (orgs !== undefined && orgs.length === 1) where.push(sql`${organisation} = ${orgs[0]}::uuid`)
-  else if (orgs !== undefined) where.push(sql`${organisation} = ANY(${[...orgs]}::uuid[])`)
   if (page.after) where.push(sql`(x.funds_date_time, x.record_id) > (${page.after.time}::timestamptz, ${page.after.id}::uuid)`)
   if (page.before) where.push(sql`(x.funds_date_time, x.record_id) < (${page.before.time}::timestamptz, ${page.before.id}::uuid)`)
+  const orgs = filter.organisationIds
+  const named = [...where, sql`NOT (${LEAN_PARTNER_ROW})`]
+  const organisation = sql`coalesce(x.organisation_id, x.root_organisation_id)`
+  if (orgs !== undefined && orgs.length === 1) named.push(sql`${organisation} = ${orgs[0]}::uuid`)
+  else if (orgs !== undefined) named.push(sql`${organisation} = ANY(${[...orgs]}::uuid[])`)
+  const leanRead = orgs === undefined || orgs.includes(filter.rootOrganisationId)
+  const reads = [
+    ...(leanRead
+      ? [
+          sql`(SELECT x.record_id, x.funds_date_time, NULL::uuid AS allocation_id, NULL::timestamptz AS allocation_created_at
+               FROM impact_record_partners x
+               WHERE ${sql.join([...where, LEAN_PARTNER_ROW], sql` AND `)}
+               ORDER BY x.funds_date_time ${order}, x.record_id ${order}
+               LIMIT ${page.limit})`,
+        ]
+      : []),
+    sql`(SELECT x.record_id, x.funds_date_time, x.allocation_id, x.allocation_created_at
+         FROM impact_record_partners x
+         WHERE ${sql.join(named, sql` AND `)}
+         ORDER BY x.funds_date_time ${order}, x.record_id ${order}
+         LIMIT ${page.limit})`,
+  ]
   return sql<KeyRow>`
     SELECT x.record_id, x.funds_date_time::text AS position_time, coalesce(x.allocation_id, x.record_id) AS allocation_id,
            coalesce(x.allocation_created_at, x.funds_date_time)::text AS allocation_created_at,
            CASE WHEN x.record_id <> x.allocation_id THEN x.record_id END AS reversal_id,
            CASE WHEN x.record_id <> x.allocation_id THEN (extract(epoch FROM x.funds_date_time) * 1000)::float8 END AS reversal_created_at
-    FROM impact_record_partners x
-    WHERE ${sql.join(where, sql` AND `)}
+    FROM (${sql.join(reads, sql` UNION ALL `)}) AS x
     ORDER BY x.funds_date_time ${order}, x.record_id ${order}
     LIMIT ${page.limit}`
 }
