@@ -395,13 +395,6 @@ export interface AllocationWrites {
 }
 
 /**
- * How many times an allocation statement runs when another writer takes one of its keys while it runs. Each retry
- * follows a commit of another writer's key, which the retry then sees taken; more than a few in a row would mean the
- * same keys sent from many processes at once, which the caller is told of as an error.
- */
-const KEY_RACE_ATTEMPTS = 5
-
-/**
  * A key of the statement taken by a concurrent writer after the statement began: its INSERT waited for that writer and
  * then met the keys' primary key. The statement failed as a whole, so nothing of it was written.
  */
@@ -422,8 +415,9 @@ async function writeAllocations(
       const written = new Set(rows.map((r) => r.id))
       return { written: items.map((i) => written.has(i.allocation.id)), deliveries: rows[0]?.deliveries ?? 0 }
     } catch (error) {
-      // The statement wrote nothing; run again, its keys now seen taken (a committed key is visible to the next statement).
-      if (attempt < KEY_RACE_ATTEMPTS && isKeyTakenMeanwhile(error)) continue
+      // The statement wrote nothing; run it again. Each such failure follows another writer's commit of one of its keys,
+      // which the next run sees taken and leaves out, so a statement of n allocations runs at most n + 1 times.
+      if (attempt <= items.length && isKeyTakenMeanwhile(error)) continue
       throw error
     }
   }
