@@ -20,6 +20,7 @@ import type {
   StoredProfitShareLine,
   TaxReceiptPayload,
 } from '../database.js'
+import { errorCode } from '../failures.js'
 import { prepared, preparedName } from '../prepared.js'
 import { eventWritesText, insertWithEvents, type RecordEventDraft } from './webhooks.js'
 
@@ -291,15 +292,18 @@ export interface AllocationDraft {
  * reads a large table by a join the planner could turn into a scan: each key is looked up by a subquery kept
  * correlated (`OFFSET 0`: an index probe per draft, never a hash join over the keys table), and the walk up the tree
  * for webhook endpoints looks each parent up by its id (webhooks.ts, eventWritesText). Its CTEs:
- * `allocation_drafts` (the rows, in order); `keyed` (the keys this statement took: those not already taken, the first
- * row of each key within the statement, in key order so that two statements wait for each other's keys in one order
- * and never deadlock). A plain INSERT, not ON CONFLICT: a speculative insertion writes a second WAL record per key
- * (its confirmation, 48 B per allocation, docs/write-costs.md). A key a concurrent writer takes after this statement
- * began makes the INSERT wait for that writer, bounded by lock_timeout, and then fail on the keys' primary key: the
- * whole statement writes nothing and runs again (writeAllocations), when the key is seen taken; `merchants` (the merchants' snapshots, ON CONFLICT DO NOTHING:
- * one row per content, never changed, so the one an allocation names exists once it is committed); `written` (the
- * allocations of the keys taken, each with the top of its tree found by the INSERT itself); their partner rows, and their webhook events and deliveries. With a
- * receipt, one allocation and its tax-receipt outbox row.
+ * - `allocation_drafts`: the rows, in order;
+ * - `keyed`: the keys this statement took: those not already taken, the first row of each key within the statement,
+ *   in key order so that two statements wait for each other's keys in one order and never deadlock. A plain INSERT,
+ *   not ON CONFLICT: a speculative insertion writes a second WAL record per key (its confirmation, 48 B per
+ *   allocation, docs/write-costs.md). A key a concurrent writer takes after this statement began makes the INSERT wait
+ *   for that writer, bounded by lock_timeout, and then fail on the keys' primary key: the whole statement writes
+ *   nothing and runs again (writeAllocations), when the key is seen taken;
+ * - `merchants`: the merchants' snapshots, ON CONFLICT DO NOTHING: one row per content, never changed, so the one an
+ *   allocation names exists once it is committed;
+ * - `written`: the allocations of the keys taken, each with the top of its tree found by the INSERT itself; then their
+ *   partner rows, and their webhook events and deliveries.
+ * With a receipt, one allocation and its tax-receipt outbox row.
  */
 const allocationStatementText = (withReceipt: boolean): string => `WITH RECURSIVE
     allocation_drafts AS (
@@ -398,10 +402,8 @@ export interface AllocationWrites {
  * A key of the statement taken by a concurrent writer after the statement began: its INSERT waited for that writer and
  * then met the keys' primary key. The statement failed as a whole, so nothing of it was written.
  */
-const isKeyTakenMeanwhile = (error: unknown): boolean => {
-  const e = error as { code?: unknown; constraint?: unknown } | null
-  return e?.code === '23505' && e.constraint === 'allocation_idempotency_keys_pkey'
-}
+const isKeyTakenMeanwhile = (error: unknown): boolean =>
+  errorCode(error) === '23505' && (error as { constraint?: unknown }).constraint === 'allocation_idempotency_keys_pkey'
 
 async function writeAllocations(
   db: Kysely<Database>,

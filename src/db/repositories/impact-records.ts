@@ -190,23 +190,18 @@ function partnerPageKeysQuery(page: ImpactRecordPage): RawBuilder<KeyRow> {
   const organisation = sql`coalesce(x.organisation_id, x.root_organisation_id)`
   if (orgs !== undefined && orgs.length === 1) named.push(sql`${organisation} = ${orgs[0]}::uuid`)
   else if (orgs !== undefined) named.push(sql`${organisation} = ANY(${[...orgs]}::uuid[])`)
-  const leanRead = orgs === undefined || orgs.includes(filter.rootOrganisationId)
-  const reads = [
-    ...(leanRead
-      ? [
-          sql`(SELECT x.record_id, x.funds_date_time, NULL::uuid AS allocation_id, NULL::timestamptz AS allocation_created_at
-               FROM impact_record_partners x
-               WHERE ${sql.join([...where, LEAN_PARTNER_ROW], sql` AND `)}
-               ORDER BY x.funds_date_time ${order}, x.record_id ${order}
-               LIMIT ${page.limit})`,
-        ]
-      : []),
-    sql`(SELECT x.record_id, x.funds_date_time, x.allocation_id, x.allocation_created_at
+  // One index's rows in page order, cut at the page's size: a lean row's allocation is its record (NULL here).
+  const read = (allocation: RawBuilder<unknown>, conditions: RawBuilder<unknown>[]) =>
+    sql`(SELECT x.record_id, x.funds_date_time, ${allocation}
          FROM impact_record_partners x
-         WHERE ${sql.join(named, sql` AND `)}
+         WHERE ${sql.join(conditions, sql` AND `)}
          ORDER BY x.funds_date_time ${order}, x.record_id ${order}
-         LIMIT ${page.limit})`,
-  ]
+         LIMIT ${page.limit})`
+  const namedRead = read(sql`x.allocation_id, x.allocation_created_at`, named)
+  const reads =
+    orgs === undefined || orgs.includes(filter.rootOrganisationId)
+      ? [read(sql`NULL::uuid AS allocation_id, NULL::timestamptz AS allocation_created_at`, [...where, LEAN_PARTNER_ROW]), namedRead]
+      : [namedRead]
   return sql<KeyRow>`
     SELECT x.record_id, x.funds_date_time::text AS position_time, coalesce(x.allocation_id, x.record_id) AS allocation_id,
            coalesce(x.allocation_created_at, x.funds_date_time)::text AS allocation_created_at,
