@@ -1,7 +1,7 @@
 // Localised, ready-to-show equivalents of a footprint (docs/pricing.md, "Equivalents and locale"). Constants: data/SOURCES.md §5.
 import type { Equivalent, Footprint } from './types.js'
 import { memo } from './memo.js'
-import { DisplayDecimal as Decimal, roundHalfUp } from './money.js'
+import { DisplayDecimal as Decimal, formatMinorUnits, plainDecimalOf, roundHalfUp, type PlainDecimal } from './money.js'
 import type { Decimal as MoneyDecimal } from './money.js'
 
 /** The locales we write sentences for; the first of each language is its fallback. */
@@ -155,17 +155,88 @@ export function displayDigits(value: MoneyDecimal): number {
   return magnitude.lessThan(1) ? 2 : magnitude.lessThan(10) ? 1 : 0
 }
 
+/** An equivalent's displayed number: its value rounded as displayDigits says, and that number of digits. */
+interface Rounded {
+  readonly value: number
+  readonly digits: number
+}
+
+/** The figures' significant digits (DisplayDecimal's precision, see src/domain/money.ts). */
+const DISPLAY_PRECISION = 20n
+const BEYOND_DISPLAY_PRECISION = 10n ** DISPLAY_PRECISION
+
+/**
+ * a × b ÷ c rounded as displayDigits says (2 places below 1, 1 below 10, else none), in bigint arithmetic, for a ≥ 0
+ * and plain decimals: the answer the DisplayDecimal path (roundedOf) gives, proven equal under the bounds checked here,
+ * else undefined (the caller then takes that path). The product a × b is exact in DisplayDecimal when it has at most 20
+ * digits. The quotient: DisplayDecimal rounds it to 20 significant digits first, which can only move the rounding
+ * when the exact quotient lies within half a unit of its 20th digit of a tie; with q·10^digits = N / D in integers,
+ * a quotient that is not a tie is at least 1 / (2D) units from one, which D·(r + 1) ≤ 10^19 keeps beyond that reach (the
+ * bound of quotientHalfUp in src/domain/money.ts, at 20 digits). The same bound keeps q at least 1 / D below 1 or 10
+ * when it is below them, so the 20-digit quotient picks the same number of digits.
+ */
+function exactRounded(a: PlainDecimal, b: PlainDecimal, c: PlainDecimal): Rounded | undefined {
+  const product = a.units * b.units
+  if (product >= BEYOND_DISPLAY_PRECISION || c.units === 0n) return undefined
+  const numerator = product * 10n ** BigInt(c.scale)
+  const denominator = c.units * 10n ** BigInt(a.scale + b.scale)
+  const digits = numerator < denominator ? 2 : numerator < 10n * denominator ? 1 : 0
+  const scaled = numerator * 10n ** BigInt(digits)
+  const rounded = (2n * scaled + denominator) / (2n * denominator)
+  if (denominator * (rounded + 1n) > BEYOND_DISPLAY_PRECISION / 10n) return undefined
+  return { value: Number(formatMinorUnits(rounded, digits)), digits }
+}
+
+/** The same rounding by DisplayDecimal, for any figure. */
+function roundedOf(exact: MoneyDecimal): Rounded {
+  const digits = displayDigits(exact)
+  return { value: Number(roundHalfUp(exact, digits).toString()), digits }
+}
+
 function equivalent(
   key: string,
-  exact: MoneyDecimal,
+  { value, digits }: Rounded,
   locale: string,
   sentence: Count,
   unit?: { unit: string; display: 'long' | 'short' },
 ): Equivalent {
-  const digits = displayDigits(exact)
-  const value = Number(roundHalfUp(exact, digits).toString())
   const text = numberFormat(locale, digits, unit).format(value)
   return { key, value, description: sentence(text, pluralOf(locale, digits, value)) }
+}
+
+/** A constant of the equivalents, parsed once: as a Decimal for DisplayDecimal's path, as a plain decimal for the exact one. */
+interface Constant {
+  readonly decimal: MoneyDecimal
+  readonly plain: PlainDecimal
+}
+
+const constant = (text: string): Constant => {
+  const plain = plainDecimalOf(text)
+  if (plain === undefined) throw new Error(`not a plain decimal: ${text}`)
+  return { decimal: new Decimal(text), plain }
+}
+
+const PER = {
+  carMile: constant(CAR_GRAMS_PER_MILE),
+  carKm: constant(CAR_GRAMS_PER_KM),
+  phone: constant(PHONE_GRAMS_PER_CHARGE),
+  treeDays: constant(DAYS_PER_10_YEARS),
+  tree: constant(TREE_GRAMS_PER_10_YEARS),
+  parkingSpace: constant(PARKING_SPACE_SQUARE_METRES),
+  tennisCourt: constant(TENNIS_COURT_SQUARE_METRES),
+}
+const ONE = constant('1')
+
+/** figure × times ÷ over, rounded for display: exactly where proven (exactRounded), else through DisplayDecimal. */
+function ratiosOf(figure: string, ratios: readonly (readonly [times: Constant, over: Constant])[]): Rounded[] {
+  const plain = plainDecimalOf(figure)
+  let decimal: MoneyDecimal | undefined
+  return ratios.map(([times, over]) => {
+    const exact = plain === undefined ? undefined : exactRounded(plain, times.plain, over.plain)
+    if (exact !== undefined) return exact
+    decimal ??= new Decimal(figure)
+    return roundedOf(times === ONE ? decimal.div(over.decimal) : decimal.times(times.decimal).div(over.decimal))
+  })
 }
 
 /**
@@ -177,32 +248,27 @@ function equivalent(
  *   (charges at 12.4 g each), `tree` (days of a tree seedling's absorption: 60 kg per 3,652.5 days);
  * - nature: `parkingSpace` (12.5 m² each) and `tennisCourt` (260.7569 m² each).
  */
-// The divisors as Decimals, parsed once (dividing by the string parses it on every call; the value is the same).
-const PER = {
-  carMile: new Decimal(CAR_GRAMS_PER_MILE),
-  carKm: new Decimal(CAR_GRAMS_PER_KM),
-  phone: new Decimal(PHONE_GRAMS_PER_CHARGE),
-  treeDays: new Decimal(DAYS_PER_10_YEARS),
-  tree: new Decimal(TREE_GRAMS_PER_10_YEARS),
-  parkingSpace: new Decimal(PARKING_SPACE_SQUARE_METRES),
-  tennisCourt: new Decimal(TENNIS_COURT_SQUARE_METRES),
-}
-
 export function describeEquivalents(footprint: Footprint, locale: string): Equivalent[] {
   const resolved = resolveLocale(locale)
   const text = TEXTS[resolved] ?? (TEXTS[DEFAULT_LOCALE] as LocaleText)
   if (footprint.kind === 'nature') {
-    const area = new Decimal(footprint.areaSquareMetres)
+    const [parkingSpace, tennisCourt] = ratiosOf(footprint.areaSquareMetres, [
+      [ONE, PER.parkingSpace],
+      [ONE, PER.tennisCourt],
+    ]) as [Rounded, Rounded]
     return [
-      equivalent('parkingSpace', area.div(PER.parkingSpace), resolved, text.parkingSpace),
-      equivalent('tennisCourt', area.div(PER.tennisCourt), resolved, text.tennisCourt),
+      equivalent('parkingSpace', parkingSpace, resolved, text.parkingSpace),
+      equivalent('tennisCourt', tennisCourt, resolved, text.tennisCourt),
     ]
   }
-  const grams = new Decimal(footprint.co2eGrams)
-  const perDistance = text.distanceUnit === 'mile' ? PER.carMile : PER.carKm
+  const [car, phone, tree] = ratiosOf(footprint.co2eGrams, [
+    [ONE, text.distanceUnit === 'mile' ? PER.carMile : PER.carKm],
+    [ONE, PER.phone],
+    [PER.treeDays, PER.tree],
+  ]) as [Rounded, Rounded, Rounded]
   return [
-    equivalent('car', grams.div(perDistance), resolved, text.car, { unit: text.distanceUnit, display: text.unitDisplay }),
-    equivalent('phone', grams.div(PER.phone), resolved, text.phone),
-    equivalent('tree', grams.times(PER.treeDays).div(PER.tree), resolved, text.tree),
+    equivalent('car', car, resolved, text.car, { unit: text.distanceUnit, display: text.unitDisplay }),
+    equivalent('phone', phone, resolved, text.phone),
+    equivalent('tree', tree, resolved, text.tree),
   ]
 }

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import { formatMinorUnits } from '../../../src/domain/money.js'
 import { SUPPORTED_LOCALES, describeEquivalents, resolveLocale } from '../../../src/domain/equivalents.js'
 import type { CarbonFootprint, NatureFootprint } from '../../../src/domain/types.js'
 import { plainSpaces } from './fixtures.js'
@@ -175,5 +177,51 @@ describe('describeEquivalents: nature', () => {
     expect(equivalents.map((e) => e.key)).toEqual(['parkingSpace', 'tennisCourt'])
     expect(equivalents.map((e) => e.value)).toEqual([1.8, 0.08])
     expect(equivalents.map((e) => plainSpaces(e.description))).toEqual(sentences)
+  })
+})
+
+describe('describeEquivalents: exact ratios', () => {
+  // A figure written with an exponent is no plain decimal: describeEquivalents takes DisplayDecimal's path for it, the
+  // only path there was before the exact one. Both must give the same equivalents, sentence for sentence.
+  const throughDecimal = (figure: string) => `${figure}e0`
+  const figure = (units: bigint, scale: number) => formatMinorUnits(units, scale)
+  // Up to 10^13 g (10 Mt) and far beyond, where the exact path gives way to DisplayDecimal's.
+  const units = fc.oneof(
+    fc.bigInt({ min: 0n, max: 10n ** 14n }),
+    fc.bigInt({ min: 0n, max: 10n ** 26n }),
+    fc.bigInt({ min: 0n, max: 20_000n }),
+  )
+
+  it('gives what DisplayDecimal gives for carbon, in every locale', () => {
+    fc.assert(
+      fc.property(units, fc.constantFrom(...SUPPORTED_LOCALES), (tenths, locale) => {
+        const grams = figure(tenths, 1)
+        expect(describeEquivalents(carbon(grams), locale)).toEqual(describeEquivalents(carbon(throughDecimal(grams)), locale))
+      }),
+      { numRuns: 2_000 },
+    )
+  })
+
+  it('gives what DisplayDecimal gives for nature, in every locale', () => {
+    fc.assert(
+      fc.property(units, fc.constantFrom(...SUPPORTED_LOCALES), (hundredths, locale) => {
+        const area = figure(hundredths, 2)
+        expect(describeEquivalents(nature(area), locale)).toEqual(describeEquivalents(nature(throughDecimal(area)), locale))
+      }),
+      { numRuns: 2_000 },
+    )
+  })
+
+  it.each([
+    // Exactly on a tie at each number of digits: 15.5 g is 1.25 charges, 4,000 g is 243.5 days of a seedling, 4,126.5 g
+    // is 10.5 miles (393 g a mile), and 3.1 g a quarter of a charge (no tie at 2 places).
+    ['15.5', 'phone', 1.3],
+    ['4000.0', 'tree', 244],
+    ['4126.5', 'car', 11],
+    ['3.1', 'phone', 0.25],
+  ])('rounds %s g half-up at its display digits (%s: %d)', (grams, key, value) => {
+    for (const figure of [grams, throughDecimal(grams)]) {
+      expect(describeEquivalents(carbon(figure), 'en-GB').find((e) => e.key === key)?.value).toBe(value)
+    }
   })
 })
