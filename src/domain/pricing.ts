@@ -24,11 +24,14 @@ import {
   formatRate,
   minorUnitsOf,
   parseDecimal,
+  plainDecimalOf,
+  productHalfUp,
   roundHalfUp,
   scaledWeightsOf,
   splitByIntegerWeights,
   splitByWeights,
   toMinorUnits,
+  type PlainDecimal,
 } from './money.js'
 import { DomainError } from './errors.js'
 import { memo } from './memo.js'
@@ -191,6 +194,8 @@ interface CreditsPlan {
   readonly unitPrice: Decimal
   /** D = 1 + ti + f·(1 + tf) (grossFactorOf). */
   readonly grossFactor: Decimal
+  /** unitPrice and grossFactor as plain decimals, for the total in bigint arithmetic (priceCredits). */
+  readonly exactFactors: readonly [PlainDecimal | undefined, PlainDecimal | undefined]
   /** splitWeightsOf(taxRates) scaled to integers with a common scale: the same split, in bigint arithmetic. */
   readonly splitWeights: readonly bigint[]
 }
@@ -206,6 +211,7 @@ function planCredits(context: QuoteContext, reference: ReferenceData, taxRates: 
     throw new DomainError('NO_CREDIT_PROJECTS', 'no carbon credit projects are available for this quote')
   }
   const { unitPrice, projects } = pricePortfolio(selection.projects, context.currencyCode, reference.fx, digits)
+  const grossFactor = grossFactorOf(taxRates)
   return {
     section: {
       taxRates,
@@ -215,16 +221,32 @@ function planCredits(context: QuoteContext, reference: ReferenceData, taxRates: 
       impactPartnerIds: [...new Set(projects.map((project) => project.impactPartnerId))],
     },
     unitPrice,
-    grossFactor: grossFactorOf(taxRates),
+    grossFactor,
+    exactFactors: [plainDecimalOf(unitPrice.toFixed()), plainDecimalOf(grossFactor.toFixed())],
     splitWeights: scaledWeightsOf(splitWeightsOf(taxRates)).scaled,
   }
 }
 
+/** A gram in tonnes, as a plain decimal. */
+const TONNES_PER_GRAM: PlainDecimal = { units: 1n, scale: 6 }
+
+/**
+ * The total of `co2eGrams` in minor units: tonnes × unit price × D, half-up, as Decimal computes it. In bigint arithmetic
+ * where productHalfUp proves the same answer (every figure a plain decimal, the product within Decimal's 50 digits, so
+ * Decimal's products are exact), else with Decimal.
+ */
+function creditsTotal(plan: CreditsPlan, co2eGrams: string, digits: number): bigint {
+  const grams = plainDecimalOf(co2eGrams)
+  const exact = grams && productHalfUp(grams.units, grams.scale, [TONNES_PER_GRAM, ...plan.exactFactors], digits)
+  if (exact !== undefined) return decimalTextToMinorUnits(exact, digits)
+  const tonnes = new Decimal(co2eGrams).div(1_000_000)
+  return toMinorUnits(roundHalfUp(tonnes.times(plan.unitPrice).times(plan.grossFactor), digits), digits)
+}
+
 /** The credits section of a quote of `co2eGrams` (see priceQuote). */
 function priceCredits(plan: CreditsPlan, co2eGrams: string, digits: number): CreditsSection {
-  const tonnes = new Decimal(co2eGrams).div(1_000_000)
   // Named rounding point: the total, half-up to minor units, never below one minor unit.
-  const rounded = toMinorUnits(roundHalfUp(tonnes.times(plan.unitPrice).times(plan.grossFactor), digits), digits)
+  const rounded = creditsTotal(plan, co2eGrams, digits)
   const total = rounded < 1n ? 1n : rounded
   const { taxRates, unit, consumerLocationMatchAccuracy, projects, impactPartnerIds } = plan.section
   return { taxRates, amounts: amountsOf(total, plan.splitWeights, digits), unit, consumerLocationMatchAccuracy, projects, impactPartnerIds }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { Decimal } from '../../../src/domain/money.js'
+import { Decimal, formatMinorUnits, roundHalfUp, toMinorUnits } from '../../../src/domain/money.js'
 import { displayRatesOf, grossFactorOf, partnerRatesOf, priceQuote } from '../../../src/domain/pricing.js'
 import type { QuoteInput } from '../../../src/domain/pricing.js'
 import type { LockedQuote, SectionTaxRates } from '../../../src/domain/types.js'
@@ -342,6 +342,22 @@ describe('priceQuote: properties', () => {
         expect(sum(Object.values(displayRatesOf(credits.taxRates)))).toBe('1')
         expect(sum(Object.values(displayRatesOf(quote.contribution.taxRates)))).toBe('1')
         expect(JSON.parse(JSON.stringify(quote))).toEqual(quote)
+      }),
+      { numRuns: 10_000 },
+    )
+  })
+  it('property: the credits total is tonnes × unit price × D half-up to minor units, as Decimal computes it, at least one', () => {
+    fc.assert(
+      fc.property(arbitraryQuoteInput, arbitraryProjects, (input, projects) => {
+        const quote = priceQuote(input, referenceData(projects))
+        const credits = creditsOf(quote)
+        if (quote.footprint.kind !== 'carbon') throw new Error('expected a carbon footprint')
+        const product = new Decimal(quote.footprint.co2eGrams)
+          .div(1_000_000)
+          .times(credits.unit.price)
+          .times(grossFactorOf(credits.taxRates))
+        const rounded = toMinorUnits(roundHalfUp(product, quote.minorUnits), quote.minorUnits)
+        expect(credits.amounts.total).toBe(formatMinorUnits(rounded < 1n ? 1n : rounded, quote.minorUnits))
       }),
       { numRuns: 10_000 },
     )
