@@ -115,6 +115,27 @@ describe('a compact quote row with its snapshot', () => {
     expect(snapshotOf(locked).id).toBe(snapshotOf({ ...locked, footprint: { kind: 'carbon', co2eGrams: '1', co2eOunces: '0.04' } }).id)
   })
 
+  it('makes each snapshot from its own quote, whichever quotes of the same plan came before it', () => {
+    const quote = pricedQuote('carbon', '47.97', 'GBP', 'en-GB')
+    const first = snapshotOf(quote.locked)
+    // The same provenance object with another contribution, or other sentences: another snapshot, not the kept one.
+    const others: LockedQuote[] = [
+      { ...quote.locked, contribution: { ...quote.locked.contribution, impactPartnerIds: [] } },
+      { ...quote.locked, locale: 'de-DE' },
+      { ...quote.locked, equivalents: quote.locked.equivalents.map((e) => ({ ...e, description: `${e.description} ` })) },
+    ]
+    for (const locked of others) {
+      const snapshot = snapshotOf(locked)
+      expect(snapshot.id).not.toBe(first.id)
+      const body = JSON.parse(snapshot.body) as { shared: { contribution: unknown; locale: string; equivalents: string[][] } }
+      expect(body.shared.contribution).toEqual(locked.contribution)
+      expect(body.shared.locale).toBe(locked.locale)
+      expect(body.shared.equivalents.every((template) => template.at(-1)?.endsWith(' '))).toBe(locked === others[2])
+      expect(snapshot.id).toBe(createHash('sha256').update(snapshot.body).digest('hex'))
+    }
+    expect(snapshotOf(quote.locked)).toEqual(first)
+  })
+
   it('gives back the very request, whichever of its fields are left out as defaults', () => {
     const quote = pricedQuote('carbon', '47.97', 'GBP', 'en-GB')
     const { locale: _locale, merchant: _merchant, orderItems: _orderItems, ...withoutOptional } = quote.request

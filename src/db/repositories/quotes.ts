@@ -75,7 +75,7 @@ function joinEquivalent(template: EquivalentTemplate, stored: StoredEquivalentVa
 }
 
 /** What the quotes of one snapshot lock alike: everything but this quote's footprint, amounts and equivalents' values. */
-function sharedOf(locked: LockedQuote): SharedLockedQuote {
+function sharedOf(locked: LockedQuote, templates: EquivalentTemplate[]): SharedLockedQuote {
   const credits = locked.credits
   return {
     impactType: locked.impactType,
@@ -83,7 +83,7 @@ function sharedOf(locked: LockedQuote): SharedLockedQuote {
     minorUnits: locked.minorUnits,
     locale: locked.locale,
     footprintKind: locked.footprint.kind,
-    equivalents: locked.equivalents.map((e) => splitEquivalent(e).template),
+    equivalents: templates,
     credits: credits
       ? {
           taxRates: credits.taxRates,
@@ -96,42 +96,65 @@ function sharedOf(locked: LockedQuote): SharedLockedQuote {
   }
 }
 
+/** What `shared` is made of besides the equivalents' templates, as values and objects (compared by identity). */
+function sourcesOf(locked: LockedQuote): readonly unknown[] {
+  const credits = locked.credits
+  return [
+    locked.impactType,
+    locked.currencyCode,
+    locked.minorUnits,
+    locked.locale,
+    locked.footprint.kind,
+    credits?.taxRates,
+    credits?.unit,
+    credits?.consumerLocationMatchAccuracy,
+    credits?.impactPartnerIds,
+    locked.contribution,
+  ]
+}
+
 const NO_PROJECTS: QuoteSnapshotBody['projects'] = Object.freeze([]) as unknown as QuoteSnapshotBody['projects']
 
-/** The snapshots made from one provenance object, with the partners and projects they were made with. */
+/** The snapshots made from one provenance object, with the partners, projects and other sources they were made with. */
 interface SnapshotsOf {
   partners: LockedQuote['partners']
   projects: QuoteSnapshotBody['projects']
-  /** By the JSON of `shared`. */
-  byShared: Map<string, QuoteSnapshot>
+  sources: readonly unknown[]
+  /** By the equivalents' templates, joined (the rest of `shared` is the same for every snapshot here). */
+  byTemplates: Map<string, QuoteSnapshot>
 }
 
 /**
- * Quotes priced from one plan share their provenance, partners and projects objects (src/domain/pricing.ts, QuotePlan),
- * and their snapshots differ at most in `shared` (an equivalent's template follows its number's plural). So a snapshot
- * is kept by its provenance object (weakly: gone with the plan's quotes), checked against its partners and projects
- * objects, and by the JSON of its `shared`: the ~5 KB body is serialised and hashed once, not per quote. Locked quotes
- * are never mutated (src/domain/pricing.ts), so the same objects always give the same body.
+ * Quotes priced from one plan share their provenance, partners, projects and every other object of `shared`
+ * (src/domain/pricing.ts, QuotePlan), and their snapshots differ at most in the equivalents' templates (a template
+ * follows its number's plural). So a snapshot is kept by its provenance object (weakly: gone with the plan's quotes),
+ * checked against the objects it was made from, and by its templates: the ~5 KB body is serialised and hashed once,
+ * not per quote. Locked quotes are never mutated (src/domain/pricing.ts), so the same objects always give the same body.
  */
 const snapshotsByProvenance = new WeakMap<LockedQuote['provenance'], SnapshotsOf>()
-/** Distinct `shared` kept per provenance object; past it, snapshots are made without keeping them. */
-const SHARED_PER_PROVENANCE_MAX = 64
+/** Distinct templates kept per provenance object; past it, snapshots are made without keeping them. */
+const TEMPLATES_PER_PROVENANCE_MAX = 64
+
+const sameSources = (a: readonly unknown[], b: readonly unknown[]): boolean => a.every((value, i) => value === b[i])
 
 /** The shared part of a locked quote, as stored in quote_snapshots. */
 export function snapshotOf(locked: LockedQuote): QuoteSnapshot {
   const projects = locked.credits?.projects ?? NO_PROJECTS
-  const shared = sharedOf(locked)
-  const sharedJson = JSON.stringify(shared)
+  const templates = locked.equivalents.map((e) => splitEquivalent(e).template)
+  // "\u0000" and "\u0001" are in no sentence: the key gives the templates back.
+  const key = templates.map((template) => template.join('\u0000')).join('\u0001')
+  const sources = sourcesOf(locked)
   let kept = snapshotsByProvenance.get(locked.provenance)
-  if (kept === undefined || kept.partners !== locked.partners || kept.projects !== projects) {
-    kept = { partners: locked.partners, projects, byShared: new Map() }
+  if (kept === undefined || kept.partners !== locked.partners || kept.projects !== projects || !sameSources(kept.sources, sources)) {
+    kept = { partners: locked.partners, projects, sources, byTemplates: new Map() }
     snapshotsByProvenance.set(locked.provenance, kept)
   }
-  const hit = kept.byShared.get(sharedJson)
+  const hit = kept.byTemplates.get(key)
   if (hit !== undefined) return hit
+  const shared = sharedOf(locked, templates)
   const body = JSON.stringify({ partners: locked.partners, projects, provenance: locked.provenance, shared } satisfies QuoteSnapshotBody)
   const snapshot = { id: createHash('sha256').update(body).digest('hex'), body }
-  if (kept.byShared.size < SHARED_PER_PROVENANCE_MAX) kept.byShared.set(sharedJson, snapshot)
+  if (kept.byTemplates.size < TEMPLATES_PER_PROVENANCE_MAX) kept.byTemplates.set(key, snapshot)
   return snapshot
 }
 
