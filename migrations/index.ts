@@ -32,6 +32,7 @@ import * as m002900 from './2026_11_28_002900_drop_allocations_quote_index.js'
 import * as m003000 from './2026_11_28_003000_organisation_index_for_children.js'
 import * as m003100 from './2026_11_28_003100_entries_as_strings.js'
 import * as m003200 from './2026_11_28_003200_partner_key_without_nulls.js'
+import * as m003300 from './2026_11_28_003300_organisation_root_by_steps.js'
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000100_organisations_and_api_keys': m000100,
@@ -65,4 +66,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_28_003000_organisation_index_for_children': m003000,
   '2026_11_28_003100_entries_as_strings': m003100,
   '2026_11_28_003200_partner_key_without_nulls': m003200,
+  '2026_11_28_003300_organisation_root_by_steps': m003300,
 }

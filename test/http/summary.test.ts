@@ -626,6 +626,7 @@ describe('rollups', () => {
     await rollTo(new Date('2027-03-28T00:45:00Z'))
     const byWorker = await rows()
     expect(byWorker.some((r) => r.grain === 'week')).toBe(true)
+    expect(await migrateDown(t.db)).toEqual(['2026_11_28_003300_organisation_root_by_steps'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_28_003200_partner_key_without_nulls'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_28_003100_entries_as_strings'])
     expect(await migrateDown(t.db)).toEqual(['2026_11_28_003000_organisation_index_for_children'])
@@ -652,6 +653,7 @@ describe('rollups', () => {
       '2026_11_28_003000_organisation_index_for_children',
       '2026_11_28_003100_entries_as_strings',
       '2026_11_28_003200_partner_key_without_nulls',
+      '2026_11_28_003300_organisation_root_by_steps',
     ])
     expect(await rows()).toEqual(byWorker)
   })

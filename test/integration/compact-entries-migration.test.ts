@@ -25,6 +25,7 @@ const LATER = [
   '2026_11_28_003000_organisation_index_for_children',
   '2026_11_28_003100_entries_as_strings',
   '2026_11_28_003200_partner_key_without_nulls',
+  '2026_11_28_003300_organisation_root_by_steps',
 ]
 /** Applies the migrations up to MIGRATION (not those after it); returns the names applied now. */
 async function migrateToIt(db: Kysely<Database>): Promise<string[]> {

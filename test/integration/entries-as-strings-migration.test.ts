@@ -15,7 +15,7 @@ import { answersReadingEntries, seedEntryRecords, type EntryRecords } from '../h
 
 const MIGRATION = '2026_11_28_003100_entries_as_strings'
 /** The migrations after it, undone first and applied again after it. */
-const LATER = ['2026_11_28_003200_partner_key_without_nulls']
+const LATER = ['2026_11_28_003200_partner_key_without_nulls', '2026_11_28_003300_organisation_root_by_steps']
 /** A line as one string: kind, two ids in base64 (a contribution's project empty), then seven decimals. */
 const LINE = /^(cr\|[\w+/]{22}\|[\w+/]{22}\|\d+\.\d+|co\|[\w+/]{22}\|\|)(\|\d+(\.\d+)?){6}$/
 let t: TestApp

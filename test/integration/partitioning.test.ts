@@ -159,6 +159,7 @@ describe('the migration', () => {
 
     // Down past both partitionings (and the migrations between them), then up again.
     const after = [
+      '2026_11_28_003300_organisation_root_by_steps',
       '2026_11_28_003200_partner_key_without_nulls',
       '2026_11_28_003100_entries_as_strings',
       '2026_11_28_003000_organisation_index_for_children',

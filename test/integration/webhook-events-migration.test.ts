@@ -12,6 +12,7 @@ import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver
 const MIGRATION = '2026_11_25_002100_small_webhook_events'
 /** The migrations after it, undone first (newest first). */
 const LATER = [
+  '2026_11_28_003300_organisation_root_by_steps',
   '2026_11_28_003200_partner_key_without_nulls',
   '2026_11_28_003100_entries_as_strings',
   '2026_11_28_003000_organisation_index_for_children',
