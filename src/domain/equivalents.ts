@@ -1,7 +1,7 @@
 // Localised, ready-to-show equivalents of a footprint (docs/pricing.md, "Equivalents and locale"). Constants: data/SOURCES.md §5.
 import type { Equivalent, Footprint } from './types.js'
 import { memo } from './memo.js'
-import { DisplayDecimal as Decimal, formatMinorUnits, plainDecimalOf, roundHalfUp, type PlainDecimal } from './money.js'
+import { DisplayDecimal as Decimal, plainDecimalOf, quotientHalfUp, roundHalfUp, type PlainDecimal } from './money.js'
 import type { Decimal as MoneyDecimal } from './money.js'
 
 /** The locales we write sentences for; the first of each language is its fallback. */
@@ -161,30 +161,27 @@ interface Rounded {
   readonly digits: number
 }
 
-/** The figures' significant digits (DisplayDecimal's precision, see src/domain/money.ts). */
+/** DisplayDecimal's significant digits (src/domain/money.ts). */
 const DISPLAY_PRECISION = 20n
 const BEYOND_DISPLAY_PRECISION = 10n ** DISPLAY_PRECISION
 
 /**
- * a × b ÷ c rounded as displayDigits says (2 places below 1, 1 below 10, else none), in bigint arithmetic, for a ≥ 0
- * and plain decimals: the answer the DisplayDecimal path (roundedOf) gives, proven equal under the bounds checked here,
- * else undefined (the caller then takes that path). The product a × b is exact in DisplayDecimal when it has at most 20
- * digits. The quotient: DisplayDecimal rounds it to 20 significant digits first, which can only move the rounding
- * when the exact quotient lies within half a unit of its 20th digit of a tie; with q·10^digits = N / D in integers,
- * a quotient that is not a tie is at least 1 / (2D) units from one, which D·(r + 1) ≤ 10^19 keeps beyond that reach (the
- * bound of quotientHalfUp in src/domain/money.ts, at 20 digits). The same bound keeps q at least 1 / D below 1 or 10
- * when it is below them, so the 20-digit quotient picks the same number of digits.
+ * a × b ÷ c rounded as displayDigits says (2 places below 1, 1 below 10, else none), in bigint arithmetic: the answer
+ * the DisplayDecimal path (roundedOf) gives, where that is proven, else undefined (the caller then takes that path).
+ * The product a × b is exact in DisplayDecimal when it has at most 20 digits; the quotient's rounding is
+ * quotientHalfUp's at 20 digits, whose bound also keeps a quotient below 1 or 10 far enough below them that the 20-digit
+ * quotient picks the same number of places.
  */
 function exactRounded(a: PlainDecimal, b: PlainDecimal, c: PlainDecimal): Rounded | undefined {
   const product = a.units * b.units
-  if (product >= BEYOND_DISPLAY_PRECISION || c.units === 0n) return undefined
+  if (product >= BEYOND_DISPLAY_PRECISION) return undefined
+  const scale = a.scale + b.scale
+  // q < 1 and q < 10, with q = (product / 10^scale) ÷ (c.units / 10^c.scale).
   const numerator = product * 10n ** BigInt(c.scale)
-  const denominator = c.units * 10n ** BigInt(a.scale + b.scale)
+  const denominator = c.units * 10n ** BigInt(scale)
   const digits = numerator < denominator ? 2 : numerator < 10n * denominator ? 1 : 0
-  const scaled = numerator * 10n ** BigInt(digits)
-  const rounded = (2n * scaled + denominator) / (2n * denominator)
-  if (denominator * (rounded + 1n) > BEYOND_DISPLAY_PRECISION / 10n) return undefined
-  return { value: Number(formatMinorUnits(rounded, digits)), digits }
+  const text = quotientHalfUp(product, scale, c, digits, DISPLAY_PRECISION)
+  return text === undefined ? undefined : { value: Number(text), digits }
 }
 
 /** The same rounding by DisplayDecimal, for any figure. */

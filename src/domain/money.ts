@@ -109,21 +109,29 @@ const BEYOND_DECIMAL_PRECISION = 10n ** DECIMAL_PRECISION
  * (minor / 10^digits) ÷ divisor, rounded half-up to `decimals` places and formatted with exactly that many: the text
  * formatDecimal(roundHalfUp(fromMinorUnits(minor, digits).div(divisor), decimals), decimals) gives, in bigint
  * arithmetic. Undefined where that equality is not proven (minor < 0, divisor 0, or figures too long); the caller
- * then computes it with Decimal.
+ * then computes it with Decimal. `precision`: the significant digits of the Decimal the caller would divide with (the
+ * service Decimal's 50 unless given; DisplayDecimal's 20 for display-only ratios).
  *
- * Why they are equal: the Decimal quotient q' is the exact quotient q rounded to 50 significant digits, and rounding
- * q' to `decimals` places can differ from rounding q only when q lies below a tie T = (m + ½)·10^-decimals and q'
- * reaches it. With q·10^decimals = N / D (integers), a q ≠ T is at least 10^-decimals / (2D) from T, while q' is within
- * half a unit of q's 50th digit, 0.5·10^(e−49) for q's exponent e. So q' cannot reach T when D·10^e < 10^(49−decimals),
- * which D·(r + 1) ≤ 10^49 guarantees (r, the result in units of 10^-decimals, has q < (r + 1)·10^-decimals). The same
- * bound keeps every tie T that near q within 50 digits, so q' never rounds past one either.
+ * Why they are equal: the Decimal quotient q' is the exact quotient q rounded to P = `precision` significant digits,
+ * and rounding q' to `decimals` places can differ from rounding q only when q lies below a tie T = (m + ½)·10^-decimals
+ * and q' reaches it. With q·10^decimals = N / D (integers), a q ≠ T is at least 10^-decimals / (2D) from T, while q' is
+ * within half a unit of q's Pth digit, 0.5·10^(e−P+1) for q's exponent e. So q' cannot reach T when
+ * D·10^e < 10^(P−1−decimals), which D·(r + 1) ≤ 10^(P−1) guarantees (r, the result in units of 10^-decimals, has
+ * q < (r + 1)·10^-decimals). The same bound keeps every tie T that near q within P digits, so q' never rounds past one
+ * either, and keeps q at least 1 / D below any whole number of units it is below.
  */
-export function quotientHalfUp(minor: bigint, digits: number, divisor: PlainDecimal, decimals: number): string | undefined {
+export function quotientHalfUp(
+  minor: bigint,
+  digits: number,
+  divisor: PlainDecimal,
+  decimals: number,
+  precision: bigint = DECIMAL_PRECISION,
+): string | undefined {
   if (minor < 0n || divisor.units === 0n) return undefined
   const numerator = minor * 10n ** BigInt(divisor.scale + decimals)
   const denominator = divisor.units * 10n ** BigInt(digits)
   const rounded = (2n * numerator + denominator) / (2n * denominator)
-  if (denominator * (rounded + 1n) > 10n ** (DECIMAL_PRECISION - 1n)) return undefined
+  if (denominator * (rounded + 1n) > 10n ** (precision - 1n)) return undefined
   return formatMinorUnits(rounded, decimals)
 }
 

@@ -96,10 +96,12 @@ function sharedOf(locked: LockedQuote, templates: EquivalentTemplate[]): SharedL
   }
 }
 
-/** What `shared` is made of besides the equivalents' templates, as values and objects (compared by identity). */
-function sourcesOf(locked: LockedQuote): readonly unknown[] {
+/** What a snapshot is made of besides the equivalents' templates and the provenance, as values and objects (compared by identity). */
+function sourcesOf(locked: LockedQuote, projects: QuoteSnapshotBody['projects']): readonly unknown[] {
   const credits = locked.credits
   return [
+    locked.partners,
+    projects,
     locked.impactType,
     locked.currencyCode,
     locked.minorUnits,
@@ -115,10 +117,8 @@ function sourcesOf(locked: LockedQuote): readonly unknown[] {
 
 const NO_PROJECTS: QuoteSnapshotBody['projects'] = Object.freeze([]) as unknown as QuoteSnapshotBody['projects']
 
-/** The snapshots made from one provenance object, with the partners, projects and other sources they were made with. */
+/** The snapshots made from one provenance object, with the other sources they were made with (sourcesOf). */
 interface SnapshotsOf {
-  partners: LockedQuote['partners']
-  projects: QuoteSnapshotBody['projects']
   sources: readonly unknown[]
   /** By the equivalents' templates, joined (the rest of `shared` is the same for every snapshot here). */
   byTemplates: Map<string, QuoteSnapshot>
@@ -143,10 +143,10 @@ export function snapshotOf(locked: LockedQuote): QuoteSnapshot {
   const templates = locked.equivalents.map((e) => splitEquivalent(e).template)
   // "\u0000" and "\u0001" are in no sentence: the key gives the templates back.
   const key = templates.map((template) => template.join('\u0000')).join('\u0001')
-  const sources = sourcesOf(locked)
+  const sources = sourcesOf(locked, projects)
   let kept = snapshotsByProvenance.get(locked.provenance)
-  if (kept === undefined || kept.partners !== locked.partners || kept.projects !== projects || !sameSources(kept.sources, sources)) {
-    kept = { partners: locked.partners, projects, sources, byTemplates: new Map() }
+  if (kept === undefined || !sameSources(kept.sources, sources)) {
+    kept = { sources, byTemplates: new Map() }
     snapshotsByProvenance.set(locked.provenance, kept)
   }
   const hit = kept.byTemplates.get(key)
