@@ -19,7 +19,7 @@ import { webhookDocs } from './http/schemas/webhook-events.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandlers } from './http/errors.js'
 import { installJsonBodyParser } from './http/json-body.js'
 import { rateLimitSetup } from './http/rate-limit.js'
-import { loggerOptions } from './logger.js'
+import { loggerOptions, requestLoggerFactory } from './logger.js'
 import { noMetrics, UNMATCHED_ROUTE, type PrometheusMetrics } from './metrics.js'
 import allocationRoutes from './routes/allocations.js'
 import reconciliationRoutes from './routes/reconciliation.js'
@@ -130,6 +130,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const trustProxy = trustProxySetting(config.TRUST_PROXY) ?? false
   const app = Fastify({
     logger: loggerOptions(config.LOG_LEVEL, options.logStream),
+    childLoggerFactory: requestLoggerFactory,
     // The client address (request.ip) and scheme (request.protocol) through the proxies TRUST_PROXY names, only.
     // A number of proxies: the address that many hops from the socket (Fastify's own reading of a number).
     trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
