@@ -6,7 +6,7 @@
 import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import { isPermitted, type Permission } from '../domain/permissions.js'
 import { AppError, unauthorized } from '../errors.js'
-import { apiKeyPrincipal as principalOfKey, type AccessResolver, type Principal } from '../services/access.js'
+import { apiKeyPrincipal as principalOfKey, ipNotAllowed, type AccessResolver, type Principal } from '../services/access.js'
 import { API_KEY_PATTERN, sha256 } from '../services/api-keys.js'
 import { CLIENT_SECRET_PATTERN, sessionUnauthorized, type SessionCredential } from '../services/sessions.js'
 
@@ -39,10 +39,17 @@ export function assertPermitted(principal: Principal, permission: Permission | u
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i
 
 /** Reads the bearer token (and its hash) of every request, before routing. */
-export const readBearerToken: onRequestHookHandler = async (request) => {
+export const readBearerToken: onRequestHookHandler = (request, _reply, done) => {
   const header = request.headers.authorization
   request.bearerToken = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined
   if (request.bearerToken) request.bearerTokenHash = sha256(request.bearerToken)
+  done()
+}
+
+/** The request's API key if it has one that looks like a key: its hash, else undefined (then it is unauthorized). */
+const apiKeyHashOf = (request: FastifyRequest): Buffer | undefined => {
+  const token = request.bearerToken
+  return token && request.bearerTokenHash && API_KEY_PATTERN.test(token) ? request.bearerTokenHash : undefined
 }
 
 /**
@@ -50,9 +57,9 @@ export const readBearerToken: onRequestHookHandler = async (request) => {
  * from an address its organisation's IP allowlist refuses is IP_NOT_ALLOWED.
  */
 async function apiKeyPrincipal(request: FastifyRequest, access: AccessResolver): Promise<Principal | undefined> {
-  const token = request.bearerToken
-  if (!token || !request.bearerTokenHash || !API_KEY_PATTERN.test(token)) return undefined
-  const key = await access.authenticate(request.bearerTokenHash)
+  const keyHash = apiKeyHashOf(request)
+  if (!keyHash) return undefined
+  const key = await access.authenticate(keyHash)
   if (!key) return undefined
   const principal = principalOfKey(key, request.ip)
   await access.assertIpAllowed(principal)
@@ -60,16 +67,42 @@ async function apiKeyPrincipal(request: FastifyRequest, access: AccessResolver):
 }
 
 /**
+ * apiKeyPrincipal's answer when the key and its organisation's IP allowlist are cached, without a promise (most
+ * requests): the principal, null for no valid key, an AppError for a refused address; undefined when it takes a read.
+ */
+function cachedApiKeyPrincipal(request: FastifyRequest, access: AccessResolver): Principal | null | AppError | undefined {
+  const keyHash = apiKeyHashOf(request)
+  if (!keyHash) return null
+  const key = access.cachedAuthentication(keyHash)
+  if (!key) return key
+  const ip = request.ip
+  const allowed = access.cachedIpAllowed(key.organisationId, ip)
+  if (allowed === undefined) return undefined
+  return allowed ? principalOfKey(key, ip) : ipNotAllowed()
+}
+
+/**
  * Routes for merchant backends: a valid API key (401 otherwise, one body whatever the reason) allowed the route's
  * permission. Under /hub/api the Hub's session has authenticated the user already (and checked the permission).
+ * A callback hook: a key found in the cache is checked without a promise.
  */
 export function requireApiKey(access: AccessResolver): onRequestHookHandler {
-  return async function authenticate(request) {
-    if (request.hubSessionId !== undefined) return
-    const principal = await apiKeyPrincipal(request, access)
-    if (!principal) throw unauthorized()
-    assertPermitted(principal, request.routeOptions.config.permission)
-    request.principal = principal
+  return function authenticate(request, _reply, done) {
+    if (request.hubSessionId !== undefined) return done()
+    const settle = (found: Principal | null | undefined | AppError) => {
+      if (found instanceof AppError) return done(found)
+      if (!found) return done(unauthorized())
+      try {
+        assertPermitted(found, request.routeOptions.config.permission)
+      } catch (error) {
+        return done(error as AppError)
+      }
+      request.principal = found
+      done()
+    }
+    const cached = cachedApiKeyPrincipal(request, access)
+    if (cached !== undefined) return settle(cached)
+    apiKeyPrincipal(request, access).then(settle, done)
   }
 }
 

@@ -52,6 +52,10 @@ export const apiKeyPrincipal = (key: Pick<AuthenticatedKey, 'id' | 'organisation
   ip,
 })
 
+/** A key used from an address its organisation's IP allowlist refuses. */
+export const ipNotAllowed = (): AppError =>
+  new AppError('IP_NOT_ALLOWED', "this address may not use the organisation's api keys (ip allowlist)")
+
 /** Whether the caller's key or role allows a permission (operators may do anything). */
 export function principalMay(principal: Principal, permission: Permission): boolean {
   const { actor } = principal
@@ -92,10 +96,27 @@ export class AccessResolver {
 
   /** The key of a key hash (SHA-256 of the full key), or undefined when unknown, revoked or expired. */
   async authenticate(keyHash: Buffer): Promise<AuthenticatedKey | undefined> {
-    const entry = await this.keys.get(keyHash.toString('hex'), async () => {
+    return this.keyOf(await this.keys.get(keyHash.toString('hex'), this.loadKey(keyHash)))
+  }
+
+  /**
+   * authenticate's answer when the cache holds it, without a promise: the key, null when unknown, revoked or expired,
+   * or undefined when it takes a read (then call authenticate).
+   */
+  cachedAuthentication(keyHash: Buffer): AuthenticatedKey | null | undefined {
+    const hex = keyHash.toString('hex')
+    const entry = this.keys.getLoaded(hex, this.loadKey(keyHash))
+    return entry === undefined ? undefined : (this.keyOf(entry) ?? null)
+  }
+
+  private loadKey(keyHash: Buffer): () => Promise<KeyEntry | false> {
+    return async () => {
       const key = await findKeyForAuthentication(this.db, keyHash)
       return key ? { key, expiresAt: key.expiresAt?.getTime() } : false
-    })
+    }
+  }
+
+  private keyOf(entry: KeyEntry | false): AuthenticatedKey | undefined {
     if (!entry || (entry.expiresAt !== undefined && entry.expiresAt <= this.now())) return undefined
     this.noteUse(entry.key.id)
     return entry.key
@@ -134,22 +155,38 @@ export class AccessResolver {
 
   /** Whether the IP allowlist in force for an organisation lets `address` use its API keys. */
   async ipAllowed(organisationId: string, address: string): Promise<boolean> {
-    const entry = await this.ipAllowlists.get(organisationId, async () => ({
-      allows: compileIpAllowlist(await findEffectiveIpAllowlist(this.db, organisationId)),
-    }))
-    return entry.allows(address)
+    return (await this.ipAllowlists.get(organisationId, this.loadIpAllowlist(organisationId))).allows(address)
+  }
+
+  /** ipAllowed's answer when the organisation's allowlist is cached; undefined when it takes a read. */
+  cachedIpAllowed(organisationId: string, address: string): boolean | undefined {
+    return this.ipAllowlists.getLoaded(organisationId, this.loadIpAllowlist(organisationId))?.allows(address)
+  }
+
+  private loadIpAllowlist(organisationId: string): () => Promise<{ allows: (address: string) => boolean }> {
+    return async () => ({ allows: compileIpAllowlist(await findEffectiveIpAllowlist(this.db, organisationId)) })
   }
 
   /** For an API key: its organisation's IP allowlist refuses other addresses (one answer whatever the key). */
   async assertIpAllowed(principal: Principal): Promise<void> {
     if (principal.actor.type !== 'apiKey') return
     if (!(await this.ipAllowed(principal.organisationId, principal.ip ?? ''))) {
-      throw new AppError('IP_NOT_ALLOWED', "this address may not use the organisation's api keys (ip allowlist)")
+      throw ipNotAllowed()
     }
   }
 
   forgetIpAllowlists(): void {
     this.ipAllowlists.clear()
+  }
+
+  /**
+   * True when canSee is known to be true without a read: `organisationId` is the caller's own, or in its cached tree.
+   * False means only "not known at once": ask canSee (or assertCanActOn).
+   */
+  seesAtOnce(principal: Principal, organisationId: string): boolean {
+    if (organisationId === principal.organisationId) return true
+    const id = principal.organisationId
+    return this.subtrees.getLoaded(id, this.loadSubtree(id))?.has(organisationId) === true
   }
 
   /** True when `organisationId` is the caller's organisation or one of its active descendants. */
@@ -185,7 +222,11 @@ export class AccessResolver {
 
   /** An organisation with its active descendants, cached for the TTL. */
   private subtreeOf(organisationId: string): Promise<ReadonlySet<string>> {
-    return this.subtrees.get(organisationId, async () => new Set(await findActiveSubtreeIds(this.db, organisationId)))
+    return this.subtrees.get(organisationId, this.loadSubtree(organisationId))
+  }
+
+  private loadSubtree(organisationId: string): () => Promise<ReadonlySet<string>> {
+    return async () => new Set(await findActiveSubtreeIds(this.db, organisationId))
   }
 
   /**

@@ -36,6 +36,12 @@ export function createCache<V extends object | boolean | string>(options: { max:
 export interface LoadingCache<V> {
   /** The value of `key`, loaded with `load` on a miss or in the background for a refresh (`previous`: the value kept). */
   get(key: string, load: (previous: V | undefined) => Promise<V>): Promise<V>
+  /**
+   * The value of `key` when one is loaded already, at once (past half its TTL it is loaded again in the background, as
+   * `get` does); undefined on a miss or while the first load is in flight, when the caller awaits `get`. For the hot
+   * paths: a value in the cache costs no promise and no turn of the microtask queue. (V never holds undefined here.)
+   */
+  getLoaded(key: string, load: (previous: V | undefined) => Promise<V>): V | undefined
   /** The cached value, if any, without loading or refreshing. */
   peek(key: string): Promise<V> | undefined
   /** Puts a value just loaded elsewhere (its TTL starts now). */
@@ -55,7 +61,14 @@ interface LoadingEntry<V> {
 export function createLoadingCache<V>(options: { max: number; ttlMs: number; now?: () => number }): LoadingCache<V> {
   const { max, ttlMs } = options
   if (max <= 0 || ttlMs <= 0) {
-    return { get: (_key, load) => load(undefined), peek: () => undefined, set: () => {}, delete: () => {}, clear: () => {} }
+    return {
+      get: (_key, load) => load(undefined),
+      getLoaded: () => undefined,
+      peek: () => undefined,
+      set: () => {},
+      delete: () => {},
+      clear: () => {},
+    }
   }
   const now = options.now ?? (() => performance.now())
   const entries = new LRUCache<string, LoadingEntry<V>>({ max, ttl: ttlMs, ttlResolution: 0, perf: { now } })
@@ -99,6 +112,12 @@ export function createLoadingCache<V>(options: { max: number; ttlMs: number; now
       if (entry === undefined) return loadMissing(key, load)
       if (!entry.refreshing && entry.settled && entries.getRemainingTTL(key) <= ttlMs / 2) refresh(key, entry, load)
       return entry.value
+    },
+    getLoaded(key, load) {
+      const entry = entries.get(key)
+      if (entry === undefined || !entry.settled) return undefined
+      if (!entry.refreshing && entries.getRemainingTTL(key) <= ttlMs / 2) refresh(key, entry, load)
+      return entry.loaded
     },
     peek: (key) => entries.get(key)?.value,
     set: (key, value) => storeLoaded(key, value, now()),

@@ -41,6 +41,12 @@ interface Catalogue {
 
 type OrganisationEntry = { settings: OrganisationSettings; allowed: ReadonlySet<string> | undefined }
 
+/** What pricing reads of one organisation: its settings, and the catalogue narrowed to its partners. */
+export interface OrganisationReferenceData {
+  settings: OrganisationSettings
+  reference: ReferenceData
+}
+
 /** The pricing inputs of one organisation, and the loaded catalogue and FX table they were made from. */
 interface OrganisationReference {
   catalogue: Catalogue
@@ -83,24 +89,31 @@ export class ReferenceDataCache {
     this.chains = createLoadingCache({ max: 10_000, ttlMs, now })
   }
 
-  private loadCatalogue(): Promise<Catalogue> {
-    return this.catalogue.get('catalogue', () =>
-      Promise.all([findImpactPartners(this.db), findActiveProjects(this.db), findImportedFactors(this.db)]).then(
-        ([partners, projects, imported]) => ({ partners, projects, factors: indexFactors([...imported, ...DEFAULT_EMISSION_FACTORS]) }),
-      ),
+  private readonly readCatalogue = (): Promise<Catalogue> =>
+    Promise.all([findImpactPartners(this.db), findActiveProjects(this.db), findImportedFactors(this.db)]).then(
+      ([partners, projects, imported]) => ({ partners, projects, factors: indexFactors([...imported, ...DEFAULT_EMISSION_FACTORS]) }),
     )
+
+  private readonly readFx = async (): Promise<FxInUse> => {
+    this.lastFx = await loadFxInUse(this.db, this.lastFx)
+    return this.lastFx
+  }
+
+  private loadCatalogue(): Promise<Catalogue> {
+    return this.catalogue.get('catalogue', this.readCatalogue)
   }
 
   /** The exchange rates new quotes use (the latest imported, or the compiled default), and their origin. */
   fxInUse(): Promise<FxInUse> {
-    return this.fx.get('fx', async () => {
-      this.lastFx = await loadFxInUse(this.db, this.lastFx)
-      return this.lastFx
-    })
+    return this.fx.get('fx', this.readFx)
   }
 
   private loadOrganisation(organisationId: string): Promise<OrganisationEntry> {
-    return this.organisations.get(organisationId, () =>
+    return this.organisations.get(organisationId, this.readOrganisation(organisationId))
+  }
+
+  private readOrganisation(organisationId: string): () => Promise<OrganisationEntry> {
+    return () =>
       Promise.all([findOrganisationById(this.db, organisationId), findAllowedPartnerIds(this.db, organisationId)]).then(
         ([row, allowed]) => {
           if (!row) throw notFound('organisation')
@@ -118,8 +131,7 @@ export class ReferenceDataCache {
           }
           return { settings, allowed: allowed ? new Set(allowed) : undefined }
         },
-      ),
-    )
+      )
   }
 
   /**
@@ -159,8 +171,20 @@ export class ReferenceDataCache {
    * the ones loaded (within the cache's TTL), and a new object once any of them is loaded again: quote plans are kept
    * by it (src/services/quote-plans.ts).
    */
-  async forOrganisation(organisationId: string): Promise<{ settings: OrganisationSettings; reference: ReferenceData }> {
+  async forOrganisation(organisationId: string): Promise<OrganisationReferenceData> {
     const [entry, catalogue, fx] = await Promise.all([this.loadOrganisation(organisationId), this.loadCatalogue(), this.fxInUse()])
+    return this.referenceOf(entry, catalogue, fx)
+  }
+
+  /** forOrganisation's answer when the organisation, the catalogue and the FX table are all cached; else undefined. */
+  cachedForOrganisation(organisationId: string): OrganisationReferenceData | undefined {
+    const entry = this.organisations.getLoaded(organisationId, this.readOrganisation(organisationId))
+    const catalogue = this.catalogue.getLoaded('catalogue', this.readCatalogue)
+    const fx = this.fx.getLoaded('fx', this.readFx)
+    return entry && catalogue && fx && this.referenceOf(entry, catalogue, fx)
+  }
+
+  private referenceOf(entry: OrganisationEntry, catalogue: Catalogue, fx: FxInUse): OrganisationReferenceData {
     let kept = this.references.get(entry)
     if (kept === undefined || kept.catalogue !== catalogue || kept.fx !== fx.table) {
       const { allowed } = entry

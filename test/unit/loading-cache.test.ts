@@ -138,4 +138,27 @@ describe('createLoadingCache', () => {
     expect(pending).toHaveLength(2)
     expect(uncached.peek('k')).toBeUndefined()
   })
+
+  it('getLoaded answers a loaded value at once, nothing on a miss or while loading, and refreshes past half the TTL like get', async () => {
+    const clock = clockAt(1_000)
+    const cache = createLoadingCache<string>({ max: 10, ttlMs: 100, now: clock.now })
+    const { load, pending } = loads<string>()
+    expect(cache.getLoaded('k', load)).toBeUndefined()
+    expect(pending).toHaveLength(0) // a miss is the caller's to load, with get
+    const first = cache.get('k', load)
+    expect(cache.getLoaded('k', load)).toBeUndefined() // still loading
+    pending[0]!.resolve('v1')
+    await first
+    expect(cache.getLoaded('k', load)).toBe('v1')
+    clock.t = 1_060
+    expect(cache.getLoaded('k', load)).toBe('v1')
+    expect(cache.getLoaded('k', load)).toBe('v1')
+    expect(pending).toHaveLength(2) // one refresh in the background
+    pending[1]!.resolve('v2')
+    await settle()
+    expect(cache.getLoaded('k', load)).toBe('v2')
+    clock.t = 1_161
+    expect(cache.getLoaded('k', load)).toBeUndefined() // expired: never past the TTL
+    expect(createLoadingCache<string>({ max: 10, ttlMs: 0, now: clock.now }).getLoaded('k', load)).toBeUndefined()
+  })
 })
