@@ -1,7 +1,15 @@
 // Spend-based footprint (docs/pricing.md, "Footprint"): factor lookup by MCC and merchant country, FX to the
 // factor's base currency, price-year adjustment, then grams/ounces (carbon) or m²/ft² (nature).
 import type { DeflatorBasis, EmissionFactor, FxTable, Footprint, ImpactType, LockedQuote } from './types.js'
-import { Decimal, formatDecimal, roundHalfUp } from './money.js'
+import {
+  Decimal,
+  exactHalfUpClearOfTies,
+  formatDecimal,
+  formatMinorUnits,
+  plainDecimalOf,
+  roundHalfUp,
+  type PlainDecimal,
+} from './money.js'
 import { convert } from './fx.js'
 import { DomainError } from './errors.js'
 import { yearOf } from './dates.js'
@@ -185,6 +193,11 @@ export interface FootprintPlan extends Omit<FootprintEstimate, 'footprint'> {
   readonly deflatorValue: Decimal
   /** Carbon: value + tailpipeValue (kg CO2e per unit of spend); nature: value (m² per unit of spend). */
   readonly perUnit: Decimal
+  /**
+   * rate × deflator × perUnit (× 1000 for grams) exactly, as a plain decimal: footprintOfText's integer path. Undefined
+   * where a multiplier is not a plain decimal (then every quote of the plan takes Decimal's).
+   */
+  readonly exactMultiplier: PlainDecimal | undefined
 }
 
 /** estimateFootprint without the amount. Throws `INVALID_MCC` and `UNSUPPORTED_CURRENCY` from the lookups. */
@@ -193,11 +206,14 @@ export function planFootprint(input: Omit<FootprintInput, 'amount'>, factors: Fa
   // convert(1, …) is the cross rate itself (1 × rate is exact), and throws exactly as converting the amount would.
   const conversion = convert(ONE, input.currencyCode, factor.baseCurrency, fx)
   const deflator = deflatorFor(factor, input.date)
+  const rate = input.currencyCode === factor.baseCurrency ? null : conversion.amount
+  const perUnit = input.kind === 'carbon' ? kgPerUnitOf(factor) : new Decimal(factor.value)
   return {
     kind: input.kind,
-    rate: input.currencyCode === factor.baseCurrency ? null : conversion.amount,
+    rate,
     deflatorValue: deflator,
-    perUnit: input.kind === 'carbon' ? kgPerUnitOf(factor) : new Decimal(factor.value),
+    perUnit,
+    exactMultiplier: exactProductOf([rate ?? ONE, deflator, perUnit, input.kind === 'carbon' ? THOUSAND : ONE]),
     provenance: {
       id: factor.id,
       source: factor.source,
@@ -234,6 +250,55 @@ export function footprintOf(plan: FootprintPlan, amount: Decimal): Footprint {
     areaSquareMetres: formatDecimal(roundHalfUp(squareMetres, 2), 2),
     areaSquareFeet: formatDecimal(roundHalfUp(squareMetres.times(SQUARE_FEET), 2), 2),
   }
+}
+
+/** The exact product of some Decimals as a plain decimal; undefined if one is negative or not finite. */
+function exactProductOf(factors: readonly Decimal[]): PlainDecimal | undefined {
+  let units = 1n
+  let scale = 0
+  for (const factor of factors) {
+    const plain = plainDecimalOf(factor.toFixed())
+    if (plain === undefined) return undefined
+    units *= plain.units
+    scale += plain.scale
+  }
+  return { units, scale }
+}
+
+const OUNCE_PLAIN = plainDecimalOf(GRAMS_PER_OUNCE) as PlainDecimal
+const SQUARE_FEET_PLAIN = plainDecimalOf(SQUARE_FEET_PER_SQUARE_METRE) as PlainDecimal
+const TEN = 10n
+
+/**
+ * footprintOf for an amount written as text (the request's): the same figures, in integer arithmetic where that is
+ * proven to give them. footprintOf's Decimal computation rounds each of its 4 operations (× rate, × deflator,
+ * × perUnit, × 1000 or ÷ nothing) to 50 significant digits, and one more for the ounces' and square feet's
+ * conversion, so its figure is within 10^-49 per operation (relatively) of the exact product: rounded to the
+ * figure's places it gives what the exact product gives unless that lies as close as that to a tie, which
+ * exactHalfUpClearOfTies checks (then, or for an amount that is not a plain decimal, Decimal's path). A property test
+ * compares both paths (test/unit/domain/footprint.test.ts).
+ */
+export function footprintOfText(plan: FootprintPlan, amount: string): Footprint {
+  const plain = plainDecimalOf(amount)
+  const multiplier = plan.exactMultiplier
+  const exact = plain && multiplier && exactFootprint(plan.kind, plain.units * multiplier.units, plain.scale + multiplier.scale)
+  return exact ?? footprintOf(plan, new Decimal(amount.trim()))
+}
+
+/** The footprint of units / 10^scale (grams, or m²) rounded as footprintOf does, where proven equal; else undefined. */
+function exactFootprint(kind: ImpactType, units: bigint, scale: number): Footprint | undefined {
+  const denominator = TEN ** BigInt(scale)
+  if (kind === 'carbon') {
+    // Grams: 4 operations (+1); ounces: grams ÷ 28.349523125, one more.
+    const grams = exactHalfUpClearOfTies(units, denominator, 1, 5)
+    const ounces = exactHalfUpClearOfTies(units * TEN ** BigInt(OUNCE_PLAIN.scale), denominator * OUNCE_PLAIN.units, 2, 6)
+    if (grams === undefined || ounces === undefined) return undefined
+    return { kind: 'carbon', co2eGrams: formatMinorUnits(grams, 1), co2eOunces: formatMinorUnits(ounces, 2) }
+  }
+  const squareMetres = exactHalfUpClearOfTies(units, denominator, 2, 5)
+  const squareFeet = exactHalfUpClearOfTies(units * SQUARE_FEET_PLAIN.units, denominator * TEN ** BigInt(SQUARE_FEET_PLAIN.scale), 2, 6)
+  if (squareMetres === undefined || squareFeet === undefined) return undefined
+  return { kind: 'nature', areaSquareMetres: formatMinorUnits(squareMetres, 2), areaSquareFeet: formatMinorUnits(squareFeet, 2) }
 }
 
 /**

@@ -162,6 +162,27 @@ export function productHalfUp(
   return formatMinorUnits((2n * numerator + denominator) / (2n * denominator), decimals)
 }
 
+/** One unit in the 49th decimal place: a Decimal operation's relative error is below it (see nearTieFree). */
+const ONE_IN_DECIMAL_PRECISION = 10n ** (DECIMAL_PRECISION - 1n)
+
+/**
+ * (numerator ÷ denominator) rounded half-up to `decimals` places, in minor units of those places, when that is what
+ * rounding any value within `operations` × 10^-49 of it (relatively) gives: undefined when the value lies that close
+ * to a tie (or on one). `operations` counts the service Decimal's operations (each rounds to 50 significant digits,
+ * so its result is within 10^-49 of the exact one, relatively) a Decimal computation of the same value made before
+ * this rounding, plus one for their compounding: where this answers, the Decimal computation rounds to the same
+ * figure, so the caller may compute the exact value in integers instead and take Decimal's path only where this
+ * answers undefined. numerator ≥ 0, denominator > 0.
+ */
+export function exactHalfUpClearOfTies(numerator: bigint, denominator: bigint, decimals: number, operations: number): bigint | undefined {
+  const scaled = numerator * 10n ** BigInt(decimals)
+  const remainder = scaled % denominator
+  // The distance to the nearest tie, |remainder − denominator / 2| ÷ denominator, against operations × 10^-49 × value.
+  const gap = 2n * remainder - denominator
+  if ((gap < 0n ? -gap : gap) * ONE_IN_DECIMAL_PRECISION <= 2n * BigInt(operations) * scaled) return undefined
+  return (2n * scaled + denominator) / (2n * denominator)
+}
+
 /**
  * Converts an amount in major units to an integer count of minor units, exactly (no rounding).
  * Throws `AMOUNT_PRECISION` at `path` when the amount has more decimals than `digits`, and

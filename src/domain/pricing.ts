@@ -38,7 +38,7 @@ import { memo } from './memo.js'
 import { convert, isPricedCurrency } from './fx.js'
 import { isKnownCountry } from './countries.js'
 import { assertIsoDate } from './dates.js'
-import { footprintOf, parseMcc, planFootprint, type FactorSet, type FootprintPlan } from './footprint.js'
+import { footprintOfText, parseMcc, planFootprint, type FactorSet, type FootprintPlan } from './footprint.js'
 import { describeEquivalents, resolveLocale } from './equivalents.js'
 import { projectWeight, selectContributionPartners, selectCreditProjects } from './projects.js'
 import { TAX_RULE_SET, resolveJurisdiction, taxRatesFor, taxRuleFor, type TaxLine } from './tax.js'
@@ -108,15 +108,15 @@ function checkContext(context: QuoteContext, fx: FxTable): number {
   return digits
 }
 
-/** The amount, checked: a decimal > 0 with at most `digits` decimals. */
-function checkAmount(text: string, digits: number): Decimal {
-  const amount = parseDecimal(text, '/transaction/amount')
-  if (!amount.greaterThan(0)) {
+/** Checks the amount: a decimal > 0 with at most `digits` decimals (a Decimal is built only for one not written plainly). */
+function checkAmount(text: string, digits: number): void {
+  const plain = plainDecimalOf(text)
+  const positive = plain === undefined ? parseDecimal(text, '/transaction/amount').greaterThan(0) : plain.units > 0n
+  if (!positive) {
     throw new DomainError('AMOUNT_OUT_OF_RANGE', 'amount must be greater than 0', '/transaction/amount')
   }
   // The same errors as toMinorUnits(amount, …), read from the text: no Decimal arithmetic for a plain decimal.
   decimalTextToMinorUnits(text, digits, '/transaction/amount')
-  return amount
 }
 
 /** The configuration a quote is priced with: its date and the service fee rate (RangeError when malformed). */
@@ -390,9 +390,9 @@ export function priceQuote(
   planOf: (context: QuoteContext) => QuotePlan = (context) => planQuote(context, reference),
 ): LockedQuote {
   const context = quoteContextOf(input)
-  const amount = checkAmount(input.amount, checkContext(context, reference.fx))
+  checkAmount(input.amount, checkContext(context, reference.fx))
   const plan = planOf(context)
-  const footprint = footprintOf(plan.footprint, amount)
+  const footprint = footprintOfText(plan.footprint, input.amount)
   return {
     impactType: plan.impactType,
     currencyCode: plan.currencyCode,

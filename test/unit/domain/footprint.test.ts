@@ -1,10 +1,19 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { Decimal } from '../../../src/domain/money.js'
+import { Decimal, formatMinorUnits } from '../../../src/domain/money.js'
 import { REFERENCE_FX_RATES } from '../../../src/domain/fx.js'
 import { ANY_MCC, DEFAULT_EMISSION_FACTORS, DEFAULT_FACTOR_MCCS } from '../../../src/domain/data/emission-factors.js'
-import { deflatorFor, estimateFootprint, findFactor as findIn, indexFactors } from '../../../src/domain/footprint.js'
+import {
+  deflatorFor,
+  estimateFootprint,
+  findFactor as findIn,
+  footprintOf,
+  footprintOfText,
+  indexFactors,
+  planFootprint,
+} from '../../../src/domain/footprint.js'
 import type { FootprintInput } from '../../../src/domain/footprint.js'
-import type { EmissionFactor } from '../../../src/domain/types.js'
+import type { EmissionFactor, FxTable } from '../../../src/domain/types.js'
 
 /** findFactor over a plain list of rows (indexed on each call: fine in tests). */
 const findFactor = (factors: readonly EmissionFactor[], ...rest: ['carbon' | 'nature', string, string]) =>
@@ -235,5 +244,84 @@ describe('estimateFootprint: hand-worked examples', () => {
     const result = estimate({ amount: new Decimal('1'), currencyCode: 'JPY', mcc: '8398', merchantCountry: 'USA', date: '2022-01-01' })
     // 1 JPY ≈ 0.0063658 USD × 0.059 kg = 0.3756 g
     expect(result.footprint).toEqual({ kind: 'carbon', co2eGrams: '0.4', co2eOunces: '0.01' })
+  })
+})
+
+describe('footprintOfText: the integer path gives what Decimal gives', () => {
+  // A plan of random figures: FX rates of up to 12 significant digits (their cross rate is a 50-digit quotient),
+  // a factor of a USD price year (a 50-digit deflator) or EUR (none), a factor value and a tailpipe.
+  const decimalText = (maxDigits: number, maxScale: number) =>
+    fc
+      .tuple(fc.bigInt({ min: 1n, max: 10n ** BigInt(maxDigits) - 1n }), fc.integer({ min: 0, max: maxScale }))
+      .map(([units, scale]) => formatMinorUnits(units, scale))
+  const arbitraryPlan = fc
+    .record({
+      kind: fc.constantFrom('carbon' as const, 'nature' as const),
+      currencyCode: fc.constantFrom('GBP', 'EUR', 'USD', 'JPY'),
+      baseCurrency: fc.constantFrom('USD', 'EUR'),
+      priceYear: fc.constantFrom(2019, 2021, 2024),
+      date: fc.constantFrom('2020-05-01', '2023-01-31', '2026-02-10'),
+      value: decimalText(6, 6),
+      tailpipeValue: fc.option(decimalText(4, 5), { nil: undefined }),
+      rates: fc.record({ GBP: decimalText(12, 8), USD: decimalText(12, 8), JPY: decimalText(12, 6) }),
+    })
+    .map(({ kind, currencyCode, baseCurrency, priceYear, date, value, tailpipeValue, rates }) => {
+      const factor: EmissionFactor = {
+        id: 'f1',
+        kind,
+        mccFrom: ANY_MCC.from,
+        mccTo: ANY_MCC.to,
+        region: 'WORLD',
+        value,
+        ...(kind === 'carbon' && tailpipeValue !== undefined ? { tailpipeValue } : {}),
+        baseCurrency,
+        priceYear,
+        source: 'test',
+        version: '1',
+        licence: 'test',
+      }
+      const fx: FxTable = { base: 'EUR', date: '2026-01-02', source: 'test', rates: { EUR: '1', ...rates } }
+      return planFootprint({ kind, currencyCode, mcc: '5992', merchantCountry: 'GBR', date }, indexFactors([factor]), fx)
+    })
+  const arbitraryAmount = fc
+    .tuple(fc.bigInt({ min: 1n, max: 10n ** 12n }), fc.integer({ min: 0, max: 3 }))
+    .map(([units, scale]) => formatMinorUnits(units, scale))
+
+  it('for random plans and amounts', () => {
+    fc.assert(
+      fc.property(arbitraryPlan, arbitraryAmount, (plan, amount) => {
+        expect(footprintOfText(plan, amount)).toEqual(footprintOf(plan, new Decimal(amount)))
+      }),
+      { numRuns: 5_000 },
+    )
+  })
+
+  it('for amounts whose exact footprint is a tie, where it takes Decimal', () => {
+    // 0.1 g per EUR, no FX, no deflator: amounts of 10k + 0.5 EUR put the grams on a tie of the first decimal.
+    const row = DEFAULT_EMISSION_FACTORS.find((f) => f.kind === 'carbon' && f.mccFrom === ANY_MCC.from) as EmissionFactor
+    const plan = planFootprint(
+      { kind: 'carbon', currencyCode: 'EUR', mcc: '5992', merchantCountry: 'GBR', date: '2026-02-10' },
+      indexFactors([{ ...row, baseCurrency: 'EUR', value: '0.0001' }]),
+      REFERENCE_FX_RATES,
+    )
+    for (const amount of ['0.5', '7.5', '1234.5', '0.25', '3']) {
+      expect(footprintOfText(plan, amount)).toEqual(footprintOf(plan, new Decimal(amount)))
+    }
+    expect(footprintOfText(plan, '7.5')).toEqual({ kind: 'carbon', co2eGrams: '0.8', co2eOunces: '0.03' })
+  })
+
+  it('answers the same through priceQuote for every plan of the default factors', () => {
+    for (const currencyCode of ['GBP', 'EUR', 'USD', 'SEK']) {
+      for (const mcc of ['5992', '5541', '4511', '0742']) {
+        const plan = planFootprint(
+          { kind: 'carbon', currencyCode, mcc, merchantCountry: 'USA', date: '2026-02-10' },
+          indexFactors(DEFAULT_EMISSION_FACTORS),
+          REFERENCE_FX_RATES,
+        )
+        for (const amount of ['0.01', '1', '47.97', '1234.56', '99999999.99']) {
+          expect(footprintOfText(plan, amount)).toEqual(footprintOf(plan, new Decimal(amount)))
+        }
+      }
+    }
   })
 })

@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import {
   decimalTextToMinorUnits,
   Decimal,
+  exactHalfUpClearOfTies,
   formatDecimal,
   formatRate,
   fromMinorUnits,
@@ -229,6 +230,31 @@ describe('plainDecimalOf', () => {
     ['5.', undefined],
   ])('%s → %o', (text, expected) => {
     expect(plainDecimalOf(text)).toEqual(expected)
+  })
+})
+
+describe('exactHalfUpClearOfTies', () => {
+  const big = 10n ** 60n
+  it.each([
+    { numerator: 1234n, denominator: 100n, decimals: 1, expected: 123n, why: '12.34 → 12.3' },
+    { numerator: 1236n, denominator: 100n, decimals: 1, expected: 124n, why: '12.36 → 12.4' },
+    { numerator: 1n, denominator: 3n, decimals: 2, expected: 33n, why: 'a third, far from a tie' },
+    { numerator: 0n, denominator: 7n, decimals: 2, expected: 0n, why: 'zero' },
+    { numerator: 1235n, denominator: 100n, decimals: 1, expected: undefined, why: '12.35: on a tie' },
+    { numerator: 1235n * big + 1n, denominator: 100n * big, decimals: 1, expected: undefined, why: '10^-62 above a tie' },
+    { numerator: 1235n * big - 1n, denominator: 100n * big, decimals: 1, expected: undefined, why: '10^-62 below a tie' },
+    { numerator: 1235n * 10n ** 44n + 1n, denominator: 10n ** 46n, decimals: 1, expected: 124n, why: '10^-46 above: clear of 5 × 10^-49' },
+  ])('$why', ({ numerator, denominator, decimals, expected }) => {
+    expect(exactHalfUpClearOfTies(numerator, denominator, decimals, 5)).toBe(expected)
+  })
+
+  it('is undefined within operations × 10^-49 of a tie (relatively), and answers just outside', () => {
+    // 12.35 + d·10^-52: with 5 operations the margin is 5 × 10^-49 × 12.35 = 6.175 × 10^-48, i.e. d ≈ 61,750.
+    const at = (d: bigint) => exactHalfUpClearOfTies(1235n * 10n ** 50n + d, 10n ** 52n, 1, 5)
+    expect(at(61_749n)).toBeUndefined()
+    expect(at(61_760n)).toBe(124n)
+    expect(at(-61_749n)).toBeUndefined()
+    expect(at(-61_760n)).toBe(123n)
   })
 })
 
