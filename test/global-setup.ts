@@ -8,6 +8,11 @@ import pg from 'pg'
 import type { TestProject } from 'vitest/node'
 import { openPglite, openPostgres } from '../src/db/connect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import type { Database } from '../src/db/database.js'
+import type { Kysely } from 'kysely'
+import { loadConfig } from '../src/config.js'
+import { maintainPartitions } from '../src/services/partitions.js'
+import { TEST_CLOCK_START } from './helpers/test-clock.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -65,6 +70,26 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
 }
 
+/**
+ * Migrated, then maintained once at the tests' clock: the migrations make each partitioned table's months from the day
+ * they run (the real date), the tests' clock starts on another (TEST_CLOCK_START), and a template without that month's
+ * partitions would have every test app's partition worker create it under the test's traffic (DDL that deadlocks
+ * with a writer, and plans read from the default partition instead).
+ */
+async function prepareSchema(db: Kysely<Database>): Promise<void> {
+  await migrateToLatest(db)
+  const config = loadConfig({})
+  await maintainPartitions({
+    db,
+    clock: () => new Date(TEST_CLOCK_START.getTime()),
+    retention: {
+      quoteDays: config.QUOTE_RETENTION_DAYS,
+      webhookAttemptDays: config.WEBHOOK_ATTEMPT_RETENTION_DAYS,
+      taxReceiptDays: config.TAX_RECEIPT_RETENTION_DAYS,
+    },
+  })
+}
+
 async function prepare(): Promise<Prepared> {
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`
   const adminUrl = process.env.DATABASE_URL
@@ -73,7 +98,7 @@ async function prepare(): Promise<Prepared> {
     await adminQuery(adminUrl, `CREATE DATABASE ${template}`)
     const handle = openPostgres({ url: databaseUrlFor(adminUrl, template), poolMax: 1 })
     try {
-      await migrateToLatest(handle.db)
+      await prepareSchema(handle.db)
     } finally {
       // Postgres refuses to clone a template that has open connections.
       await handle.close()
@@ -98,7 +123,7 @@ async function prepare(): Promise<Prepared> {
   const dir = mkdtempSync(join(tmpdir(), 'canopy-test-'))
   const dumpPath = join(dir, 'migrated.tar.gz')
   try {
-    await migrateToLatest(handle.db)
+    await prepareSchema(handle.db)
     const dump = await handle.dump?.()
     if (!dump) throw new Error('PGlite handle cannot dump its data directory')
     writeFileSync(dumpPath, Buffer.from(await dump.arrayBuffer()))

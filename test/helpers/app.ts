@@ -9,9 +9,10 @@ import { PrometheusMetrics } from '../../src/metrics.js'
 import type { PublicFileDirs } from '../../src/services/public-files.js'
 import type { HubAssets } from '../../src/services/hub-assets.js'
 import { createTestDatabase, type TestDatabase } from './db.js'
+import { TEST_CLOCK_START } from './test-clock.js'
 
 export class TestClock {
-  constructor(private current = new Date('2026-11-21T10:00:00.000Z')) {}
+  constructor(private current = new Date(TEST_CLOCK_START.getTime())) {}
   now = (): Date => new Date(this.current.getTime())
   advance(ms: number): void {
     this.current = new Date(this.current.getTime() + ms)
