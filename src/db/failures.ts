@@ -68,6 +68,32 @@ export function isConnectionFailure(error: unknown): boolean {
   return (code !== undefined && CONNECTION_ERROR_CODES.has(code)) || isPoolTimeout(error) || isConnectionLost(error)
 }
 
+/**
+ * A statement Postgres rolled back to break a deadlock (40P01), e.g. a write meeting partition maintenance's DDL, which
+ * locks a partitioned table and the tables its foreign keys name: run again, it waits for the other side instead.
+ */
+export const isDeadlockVictim = (error: unknown): boolean => errorCode(error) === '40P01'
+
+/** How many times a single-statement write is run in all when Postgres keeps making it a deadlock's victim. */
+export const DEADLOCK_RUNS_MAX = 3
+
+/**
+ * Runs a write of one statement (which a deadlock rolls back whole, so nothing of it stays) again when it was a
+ * deadlock's victim, at most DEADLOCK_RUNS_MAX times in all; any other failure, or the last one, is thrown. Within a
+ * transaction (`inTransaction`) it runs once: a deadlock aborts the whole transaction, which is its owner's to retry.
+ */
+export async function runAgainOnDeadlock<T>(inTransaction: boolean, run: () => Promise<T>): Promise<T> {
+  if (inTransaction) return run()
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run()
+    } catch (error) {
+      if (attempt < DEADLOCK_RUNS_MAX && isDeadlockVictim(error)) continue
+      throw error
+    }
+  }
+}
+
 /** A statement cancelled by the server's statement_timeout (57014). */
 export const isStatementTimeout = (error: unknown): boolean => errorCode(error) === '57014'
 

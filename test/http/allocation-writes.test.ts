@@ -35,6 +35,14 @@ const newQuote = async (): Promise<{ quoteId: string; total: number }> => {
 }
 const allocate = (body: Record<string, unknown>, key: string) =>
   client(t.app, org.apiKey).post('/funds/allocations', body, { 'idempotency-key': key })
+/** Deadlocks Postgres has broken in this database (pg_stat_database; the statistics of this backend, read fresh). */
+const deadlocks = async (): Promise<number> => {
+  await sql`SELECT pg_stat_clear_snapshot()`.execute(t.db)
+  return (
+    (await sql<{ n: number }>`SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()`.execute(t.db)).rows[0]
+      ?.n ?? 0
+  )
+}
 const keyRows = (key: string) => t.db.selectFrom('allocations').select('id').where('idempotency_key', '=', key).execute()
 
 /** A new draft of `stored` (new ids, the same organisation, key and amounts): what a retry of its request would write. */
@@ -218,6 +226,40 @@ describe('insertAllocations', () => {
       expect(await keyRows(key)).toEqual([{ id: winner.allocation.id }])
       expect(await findAllocationById(t.db, loser.allocation.id)).toBeUndefined()
       expect(await findAllocationById(t.db, other.allocation.id)).toEqual(other.allocation)
+    },
+  )
+
+  it.runIf(onPostgres())(
+    "a statement Postgres makes a deadlock's victim (partition maintenance's locks) runs again and writes",
+    async () => {
+      // What creating a month of webhook_deliveries does: the parent locked, then the table its foreign key names.
+      const draft = retryDraft(stored, randomUUID())
+      let locked = (): void => {}
+      const deliveriesLocked = new Promise<void>((resolve) => (locked = resolve))
+      let proceed = (): void => {}
+      const statementWaits = new Promise<void>((resolve) => (proceed = resolve))
+      const maintenance = t.db.transaction().execute(async (trx) => {
+        await sql`LOCK TABLE webhook_deliveries IN ACCESS EXCLUSIVE MODE`.execute(trx)
+        locked()
+        await statementWaits
+        await sql`LOCK TABLE webhook_events IN SHARE ROW EXCLUSIVE MODE`.execute(trx)
+      })
+      await deliveriesLocked
+      const writing = insertAllocations(t.db, [draft])
+      const waiting = async (): Promise<number> =>
+        (
+          await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(t.db)
+        ).rows[0]?.n ?? 0
+      for (let i = 0; i < 200 && (await waiting()) === 0; i++) await new Promise((r) => setTimeout(r, 10))
+      expect(await waiting()).toBe(1)
+      const deadlocksBefore = await deadlocks()
+      proceed()
+      await maintenance
+      expect(await writing).toEqual({ written: [true], deliveries: 0 })
+      expect(await findAllocationById(t.db, draft.allocation.id)).toEqual(draft.allocation)
+      // It was the deadlock's victim (the first to wait is the first to look for one), and ran again.
+      expect(await deadlocks()).toBe(deadlocksBefore + 1)
     },
   )
 

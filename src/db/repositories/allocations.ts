@@ -20,7 +20,7 @@ import type {
   StoredProfitShareLine,
   TaxReceiptPayload,
 } from '../database.js'
-import { errorCode } from '../failures.js'
+import { DEADLOCK_RUNS_MAX, errorCode, isDeadlockVictim } from '../failures.js'
 import { prepared, preparedName } from '../prepared.js'
 import { eventWritesText, insertWithEvents, type RecordEventDraft } from './webhooks.js'
 
@@ -411,6 +411,7 @@ async function writeAllocations(
   parameters: unknown[],
   items: readonly AllocationDraft[],
 ): Promise<AllocationWrites> {
+  let deadlocks = 0
   for (let attempt = 1; ; attempt++) {
     try {
       const { rows } = await db.executeQuery<{ id: string; deliveries: number }>(CompiledQuery.raw(text, parameters))
@@ -420,6 +421,9 @@ async function writeAllocations(
       // The statement wrote nothing; run it again. Each such failure follows another writer's commit of one of its keys,
       // which the next run sees taken and leaves out, so a statement of n allocations runs at most n + 1 times.
       if (attempt <= items.length && isKeyTakenMeanwhile(error)) continue
+      // Rolled back to break a deadlock (partition maintenance's DDL): runs again, at most DEADLOCK_RUNS_MAX times (not
+      // within a transaction, which the deadlock aborted whole: runAgainOnDeadlock in src/db/failures.ts).
+      if (!db.isTransaction && isDeadlockVictim(error) && ++deadlocks < DEADLOCK_RUNS_MAX) continue
       throw error
     }
   }

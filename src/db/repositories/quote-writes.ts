@@ -5,6 +5,7 @@ import { CompiledQuery, type Kysely } from 'kysely'
 import type { Database, NewQuoteRow, NewSessionRow } from '../database.js'
 import { quoteRows, type Quote, type QuoteSnapshot } from './quotes.js'
 import { sessionToRow, type Session } from './sessions.js'
+import { runAgainOnDeadlock } from '../failures.js'
 
 /** A quote to store, with the session it backs when it was created for one. */
 export interface QuoteWrite {
@@ -106,6 +107,6 @@ export async function insertQuotes(
 ): Promise<string[]> {
   if (writes.length === 0) return []
   const { statement, snapshots } = quoteWritesStatement(writes, isStored)
-  await db.executeQuery(statement)
+  await runAgainOnDeadlock(db.isTransaction, () => db.executeQuery(statement))
   return snapshots.map((s) => s.id)
 }

@@ -3,6 +3,7 @@
 import { sql, type Kysely, type OperationNodeSource, type RawBuilder } from 'kysely'
 import type { Selectable } from 'kysely'
 import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '../database.js'
+import { runAgainOnDeadlock } from '../failures.js'
 
 type DeliveryStatus = Selectable<WebhookDeliveriesTable>['status']
 
@@ -260,10 +261,11 @@ export async function insertWithEvents(
   const extra = alsoWith ? sql`${alsoWith},` : sql``
   // Either an INSERT (it becomes `written`) or CTEs of the caller's that end with one named `written`.
   const writes = 'ctes' in insert ? insert.ctes : sql`written AS (${insert})`
-  const { rows } = await sql<{ id: string }>`
+  const statement = sql<{ id: string }>`
     WITH RECURSIVE ${writes}, ${extra}
     ${eventCtes('written', events)}
-    SELECT id FROM written`.execute(db)
+    SELECT id FROM written`
+  const { rows } = await runAgainOnDeadlock(db.isTransaction, () => statement.execute(db))
   return rows.map((r) => r.id)
 }
 
