@@ -1,7 +1,6 @@
 // Localised, ready-to-show equivalents of a footprint (docs/pricing.md, "Equivalents and locale"). Constants: data/SOURCES.md §5.
 import type { Equivalent, Footprint } from './types.js'
-import { memo } from './memo.js'
-import { DisplayDecimal as Decimal, plainDecimalOf, quotientHalfUp, roundHalfUp, type PlainDecimal } from './money.js'
+import { DisplayDecimal as Decimal, plainDecimalOf, pow10, quotientHalfUp, roundHalfUp, type PlainDecimal } from './money.js'
 import type { Decimal as MoneyDecimal } from './money.js'
 
 /** The locales we write sentences for; the first of each language is its fallback. */
@@ -107,6 +106,8 @@ const TEXTS: Readonly<Record<string, LocaleText>> = {
   },
 }
 
+/** The supported locales, as resolveLocale gives them. */
+const TEXTS_BY_LOCALE: ReadonlySet<string> = new Set(SUPPORTED_LOCALES)
 const BY_LOWER_TAG: ReadonlyMap<string, string> = new Map(SUPPORTED_LOCALES.map((tag) => [tag.toLowerCase(), tag]))
 const BY_LANGUAGE: ReadonlyMap<string, string> = new Map(
   [...SUPPORTED_LOCALES].reverse().map((tag) => [tag.slice(0, tag.indexOf('-')).toLowerCase(), tag]),
@@ -126,27 +127,39 @@ export function resolveLocale(requested: string | undefined): string {
   return BY_LANGUAGE.get(language) ?? DEFAULT_LOCALE
 }
 
-// Building an Intl object costs tens of microseconds and a quote formats three equivalents: worth a memo.
-// Keys are "locale digits [unit display]": none of the parts holds a space (resolved locale tags, CLDR unit names).
-const numberFormats = memo(256, (key) => {
-  const [locale, digits, unit, display] = key.split(' ')
-  return new Intl.NumberFormat(locale, {
-    minimumFractionDigits: 0,
-    maximumFractionDigits: Number(digits),
-    ...(unit === undefined ? {} : { style: 'unit', unit, unitDisplay: display === 'long' ? 'long' : 'short' }),
-  })
-})
-const pluralRules = memo(64, (key) => {
-  const [locale, digits] = key.split(' ')
-  return new Intl.PluralRules(locale, { minimumFractionDigits: 0, maximumFractionDigits: Number(digits) })
-})
+/** Digits an equivalent is displayed with (displayDigits): 0, 1 or 2. */
+const DISPLAY_DIGITS = [0, 1, 2] as const
 
-function numberFormat(locale: string, digits: number, unit?: { unit: string; display: 'long' | 'short' }): Intl.NumberFormat {
-  return numberFormats(unit === undefined ? `${locale} ${digits}` : `${locale} ${digits} ${unit.unit} ${unit.display}`)
+/**
+ * A supported locale's sentences and its Intl objects, by displayed digits: numbers, distances in its unit, plural
+ * rules. Building an Intl object costs tens of microseconds and every quote formats three equivalents, so each is made
+ * once per locale (on its first quote), and found without building a key.
+ */
+interface LocaleFormats {
+  readonly text: LocaleText
+  readonly numbers: readonly Intl.NumberFormat[]
+  readonly distances: readonly Intl.NumberFormat[]
+  readonly plurals: readonly Intl.PluralRules[]
 }
 
-function pluralOf(locale: string, digits: number, value: number): Plural {
-  return pluralRules(`${locale} ${digits}`).select(value)
+const formatsByLocale = new Map<string, LocaleFormats>()
+
+/** The formats of a resolved locale (one of SUPPORTED_LOCALES). */
+function formatsOf(locale: string): LocaleFormats {
+  let formats = formatsByLocale.get(locale)
+  if (formats === undefined) {
+    const text = TEXTS[locale] ?? (TEXTS[DEFAULT_LOCALE] as LocaleText)
+    const number = (digits: number, unit?: Intl.NumberFormatOptions) =>
+      new Intl.NumberFormat(locale, { minimumFractionDigits: 0, maximumFractionDigits: digits, ...unit })
+    formats = {
+      text,
+      numbers: DISPLAY_DIGITS.map((digits) => number(digits)),
+      distances: DISPLAY_DIGITS.map((digits) => number(digits, { style: 'unit', unit: text.distanceUnit, unitDisplay: text.unitDisplay })),
+      plurals: DISPLAY_DIGITS.map((digits) => new Intl.PluralRules(locale, { minimumFractionDigits: 0, maximumFractionDigits: digits })),
+    }
+    formatsByLocale.set(locale, formats)
+  }
+  return formats
 }
 
 /** Display scale of an equivalent: 2 dp below 1, 1 dp below 10, whole numbers from 10 up. */
@@ -177,8 +190,8 @@ function exactRounded(a: PlainDecimal, b: PlainDecimal, c: PlainDecimal): Rounde
   if (product >= BEYOND_DISPLAY_PRECISION) return undefined
   const scale = a.scale + b.scale
   // q < 1 and q < 10, with q = (product / 10^scale) ÷ (c.units / 10^c.scale).
-  const numerator = product * 10n ** BigInt(c.scale)
-  const denominator = c.units * 10n ** BigInt(scale)
+  const numerator = product * pow10(c.scale)
+  const denominator = c.units * pow10(scale)
   const digits = numerator < denominator ? 2 : numerator < 10n * denominator ? 1 : 0
   const text = quotientHalfUp(product, scale, c, digits, DISPLAY_PRECISION)
   return text === undefined ? undefined : { value: Number(text), digits }
@@ -193,12 +206,12 @@ function roundedOf(exact: MoneyDecimal): Rounded {
 function equivalent(
   key: string,
   { value, digits }: Rounded,
-  locale: string,
   sentence: Count,
-  unit?: { unit: string; display: 'long' | 'short' },
+  numbers: readonly Intl.NumberFormat[],
+  plurals: readonly Intl.PluralRules[],
 ): Equivalent {
-  const text = numberFormat(locale, digits, unit).format(value)
-  return { key, value, description: sentence(text, pluralOf(locale, digits, value)) }
+  const text = (numbers[digits] as Intl.NumberFormat).format(value)
+  return { key, value, description: sentence(text, (plurals[digits] as Intl.PluralRules).select(value)) }
 }
 
 /** A constant of the equivalents, parsed once: as a Decimal for DisplayDecimal's path, as a plain decimal for the exact one. */
@@ -246,16 +259,16 @@ function ratiosOf(figure: string, ratios: readonly (readonly [times: Constant, o
  * - nature: `parkingSpace` (12.5 m² each) and `tennisCourt` (260.7569 m² each).
  */
 export function describeEquivalents(footprint: Footprint, locale: string): Equivalent[] {
-  const resolved = resolveLocale(locale)
-  const text = TEXTS[resolved] ?? (TEXTS[DEFAULT_LOCALE] as LocaleText)
+  // A quote's own locale is resolved already: found as it is, without resolving it again.
+  const { text, numbers, distances, plurals } = formatsOf(TEXTS_BY_LOCALE.has(locale) ? locale : resolveLocale(locale))
   if (footprint.kind === 'nature') {
     const [parkingSpace, tennisCourt] = ratiosOf(footprint.areaSquareMetres, [
       [ONE, PER.parkingSpace],
       [ONE, PER.tennisCourt],
     ]) as [Rounded, Rounded]
     return [
-      equivalent('parkingSpace', parkingSpace, resolved, text.parkingSpace),
-      equivalent('tennisCourt', tennisCourt, resolved, text.tennisCourt),
+      equivalent('parkingSpace', parkingSpace, text.parkingSpace, numbers, plurals),
+      equivalent('tennisCourt', tennisCourt, text.tennisCourt, numbers, plurals),
     ]
   }
   const [car, phone, tree] = ratiosOf(footprint.co2eGrams, [
@@ -264,8 +277,8 @@ export function describeEquivalents(footprint: Footprint, locale: string): Equiv
     [PER.treeDays, PER.tree],
   ]) as [Rounded, Rounded, Rounded]
   return [
-    equivalent('car', car, resolved, text.car, { unit: text.distanceUnit, display: text.unitDisplay }),
-    equivalent('phone', phone, resolved, text.phone),
-    equivalent('tree', tree, resolved, text.tree),
+    equivalent('car', car, text.car, distances, plurals),
+    equivalent('phone', phone, text.phone, numbers, plurals),
+    equivalent('tree', tree, text.tree, numbers, plurals),
   ]
 }

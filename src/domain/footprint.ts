@@ -7,6 +7,7 @@ import {
   formatDecimal,
   formatMinorUnits,
   plainDecimalOf,
+  pow10,
   roundHalfUp,
   type PlainDecimal,
 } from './money.js'
@@ -267,7 +268,6 @@ function exactProductOf(factors: readonly Decimal[]): PlainDecimal | undefined {
 
 const OUNCE_PLAIN = plainDecimalOf(GRAMS_PER_OUNCE) as PlainDecimal
 const SQUARE_FEET_PLAIN = plainDecimalOf(SQUARE_FEET_PER_SQUARE_METRE) as PlainDecimal
-const TEN = 10n
 
 /**
  * footprintOf for an amount written as text (the request's): the same figures, in integer arithmetic where that is
@@ -287,16 +287,16 @@ export function footprintOfText(plan: FootprintPlan, amount: string): Footprint 
 
 /** The footprint of units / 10^scale (grams, or m²) rounded as footprintOf does, where proven equal; else undefined. */
 function exactFootprint(kind: ImpactType, units: bigint, scale: number): Footprint | undefined {
-  const denominator = TEN ** BigInt(scale)
+  const denominator = pow10(scale)
   if (kind === 'carbon') {
     // Grams: 4 operations (+1); ounces: grams ÷ 28.349523125, one more.
     const grams = exactHalfUpClearOfTies(units, denominator, 1, 5)
-    const ounces = exactHalfUpClearOfTies(units * TEN ** BigInt(OUNCE_PLAIN.scale), denominator * OUNCE_PLAIN.units, 2, 6)
+    const ounces = exactHalfUpClearOfTies(units * pow10(OUNCE_PLAIN.scale), denominator * OUNCE_PLAIN.units, 2, 6)
     if (grams === undefined || ounces === undefined) return undefined
     return { kind: 'carbon', co2eGrams: formatMinorUnits(grams, 1), co2eOunces: formatMinorUnits(ounces, 2) }
   }
   const squareMetres = exactHalfUpClearOfTies(units, denominator, 2, 5)
-  const squareFeet = exactHalfUpClearOfTies(units * SQUARE_FEET_PLAIN.units, denominator * TEN ** BigInt(SQUARE_FEET_PLAIN.scale), 2, 6)
+  const squareFeet = exactHalfUpClearOfTies(units * SQUARE_FEET_PLAIN.units, denominator * pow10(SQUARE_FEET_PLAIN.scale), 2, 6)
   if (squareMetres === undefined || squareFeet === undefined) return undefined
   return { kind: 'nature', areaSquareMetres: formatMinorUnits(squareMetres, 2), areaSquareFeet: formatMinorUnits(squareFeet, 2) }
 }

@@ -100,6 +100,12 @@ export function plainDecimalOf(text: string): PlainDecimal | undefined {
   return { units: BigInt(whole + fraction), scale: fraction.length }
 }
 
+/** Powers of ten up to 10^127, made once: the integer paths below scale by them on every quote and allocation. */
+const POWERS_OF_TEN: readonly bigint[] = Array.from({ length: 128 }, (_, n) => 10n ** BigInt(n))
+
+/** 10^n as a bigint, for n ≥ 0. */
+export const pow10 = (n: number): bigint => POWERS_OF_TEN[n] ?? 10n ** BigInt(n)
+
 /** The service Decimal's significant digits (its `precision` above). */
 const DECIMAL_PRECISION = 50n
 /** The least integer with more significant digits than that. */
@@ -128,10 +134,10 @@ export function quotientHalfUp(
   precision: bigint = DECIMAL_PRECISION,
 ): string | undefined {
   if (minor < 0n || divisor.units === 0n) return undefined
-  const numerator = minor * 10n ** BigInt(divisor.scale + decimals)
-  const denominator = divisor.units * 10n ** BigInt(digits)
+  const numerator = minor * pow10(divisor.scale + decimals)
+  const denominator = divisor.units * pow10(digits)
   const rounded = (2n * numerator + denominator) / (2n * denominator)
-  if (denominator * (rounded + 1n) > 10n ** (precision - 1n)) return undefined
+  if (denominator * (rounded + 1n) > pow10(Number(precision) - 1)) return undefined
   return formatMinorUnits(rounded, decimals)
 }
 
@@ -157,8 +163,8 @@ export function productHalfUp(
     scale += factor.scale
   }
   if (numerator >= BEYOND_DECIMAL_PRECISION) return undefined
-  if (scale <= decimals) return formatMinorUnits(numerator * 10n ** BigInt(decimals - scale), decimals)
-  const denominator = 10n ** BigInt(scale - decimals)
+  if (scale <= decimals) return formatMinorUnits(numerator * pow10(decimals - scale), decimals)
+  const denominator = pow10(scale - decimals)
   return formatMinorUnits((2n * numerator + denominator) / (2n * denominator), decimals)
 }
 
@@ -175,7 +181,7 @@ const ONE_IN_DECIMAL_PRECISION = 10n ** (DECIMAL_PRECISION - 1n)
  * answers undefined. numerator ≥ 0, denominator > 0.
  */
 export function exactHalfUpClearOfTies(numerator: bigint, denominator: bigint, decimals: number, operations: number): bigint | undefined {
-  const scaled = numerator * 10n ** BigInt(decimals)
+  const scaled = numerator * pow10(decimals)
   const remainder = scaled % denominator
   // The distance to the nearest tie, |remainder − denominator / 2| ÷ denominator, against operations × 10^-49 × value.
   const gap = 2n * remainder - denominator
@@ -294,20 +300,21 @@ function splitScaled(total: bigint, scaled: readonly bigint[], sum: bigint): big
   let allocated = 0n
   for (const weight of scaled) {
     const product = total * weight
-    parts.push(product / sum)
-    remainders.push(product % sum)
-    allocated += product / sum
+    const part = product / sum
+    parts.push(part)
+    remainders.push(product - part * sum)
+    allocated += part
   }
-  let leftover = total - allocated
-  if (leftover > 0n) {
-    const order = remainders
-      .map((remainder, index) => ({ remainder, index }))
-      .sort((a, b) => (a.remainder === b.remainder ? a.index - b.index : a.remainder > b.remainder ? -1 : 1))
-    for (const { index } of order) {
-      if (leftover === 0n) break
-      parts[index] = (parts[index] ?? 0n) + 1n
-      leftover -= 1n
+  // Fewer leftover units than parts: each goes to the largest remainder not yet given one, ties to the lower index
+  // (picked in turn rather than sorted: a split has a handful of parts, and a few units to give).
+  const given: boolean[] = []
+  for (let leftover = total - allocated; leftover > 0n; leftover -= 1n) {
+    let best = -1
+    for (let i = 0; i < remainders.length; i++) {
+      if (given[i] !== true && (best < 0 || (remainders[i] as bigint) > (remainders[best] as bigint))) best = i
     }
+    given[best] = true
+    parts[best] = (parts[best] as bigint) + 1n
   }
   return parts
 }
