@@ -4,7 +4,7 @@ import type { Quote } from '../../db/repositories/quotes.js'
 import { countryName } from '../../domain/countries.js'
 import { describeEquivalents, resolveLocale } from '../../domain/equivalents.js'
 import { displayRatesOf, partnerRatesOf } from '../../domain/pricing.js'
-import type { EffectiveRates, LockedQuote, PartnerImages, QuotedProject } from '../../domain/types.js'
+import type { EffectiveRates, LockedQuote, PartnerImages, QuotedProject, SectionTaxRates } from '../../domain/types.js'
 import type { CarbonQuoteBody, NatureQuoteBody, QuoteProjectBody } from '../schemas/quotes.js'
 
 const wireRates = (rates: EffectiveRates) => ({
@@ -13,6 +13,21 @@ const wireRates = (rates: EffectiveRates) => ({
   serviceFee: Number(rates.serviceFee),
   serviceFeeTax: Number(rates.serviceFeeTax),
 })
+type WireRates = ReturnType<typeof wireRates>
+
+/**
+ * A section's effective rates on the wire, by its tax rates object: a quote's come from its plan (src/domain/pricing.ts,
+ * QuotePlan) and are shared by every quote of it, so they are worked out once, not per response. Never mutated.
+ */
+const wireRatesByTaxRates = new WeakMap<SectionTaxRates, WireRates>()
+function wireRatesOf(taxRates: SectionTaxRates): WireRates {
+  let rates = wireRatesByTaxRates.get(taxRates)
+  if (rates === undefined) {
+    rates = Object.freeze(wireRates(displayRatesOf(taxRates)))
+    wireRatesByTaxRates.set(taxRates, rates)
+  }
+  return rates
+}
 
 const wireImages = (images: PartnerImages) => ({
   ...(images.logos ? { logos: images.logos.map((i) => ({ ...i })) } : {}),
@@ -41,42 +56,40 @@ interface PresentOptions {
 export function presentQuote(quote: Quote, options: PresentOptions = quote.request.responseOptions): CarbonQuoteBody | NatureQuoteBody {
   const { locked } = quote
   const { includeImpactPartnerDetails, includeImpactPartnerRates } = options
-  const contribution = {
-    effectiveRates: wireRates(displayRatesOf(locked.contribution.taxRates)),
-    ...(includeImpactPartnerDetails ? { impactPartners: wirePartners(locked, locked.contribution.impactPartnerIds) } : {}),
-  }
-  const partnerRates = includeImpactPartnerRates ? { partnerRates: partnerRatesOnWire(locked) } : {}
-  const header = { quoteId: quote.id, currencyCode: quote.currencyCode, createdAt: quote.createdAt.toISOString() }
+  const effectiveRates = wireRatesOf(locked.contribution.taxRates)
+  // Objects built field by field in the wire's order (no spreads: this runs for every quote and session).
+  const contribution = includeImpactPartnerDetails
+    ? { effectiveRates, impactPartners: wirePartners(locked, locked.contribution.impactPartnerIds) }
+    : { effectiveRates }
+  const partnerRates = includeImpactPartnerRates ? partnerRatesOnWire(locked) : undefined
   const equivalents = wireEquivalents(locked.equivalents)
+  const createdAt = quote.createdAt.toISOString()
   if (locked.footprint.kind === 'nature' || !locked.credits) {
     const area = locked.footprint.kind === 'nature' ? locked.footprint : { areaSquareMetres: '0', areaSquareFeet: '0' }
-    return {
-      ...header,
-      footprint: { areaSquareMetres: Number(area.areaSquareMetres), areaSquareFeet: Number(area.areaSquareFeet), equivalents },
-      contribution,
-      ...partnerRates,
-    }
+    const footprint = { areaSquareMetres: Number(area.areaSquareMetres), areaSquareFeet: Number(area.areaSquareFeet), equivalents }
+    return partnerRates === undefined
+      ? { quoteId: quote.id, currencyCode: quote.currencyCode, createdAt, footprint, contribution }
+      : { quoteId: quote.id, currencyCode: quote.currencyCode, createdAt, footprint, contribution, partnerRates }
   }
   const { credits } = locked
-  return {
-    ...header,
-    footprint: { co2eGrams: Number(locked.footprint.co2eGrams), co2eOunces: Number(locked.footprint.co2eOunces), equivalents },
-    credits: {
-      amounts: {
-        total: Number(credits.amounts.total),
-        impact: Number(credits.amounts.impact),
-        impactTax: Number(credits.amounts.impactTax),
-        serviceFee: Number(credits.amounts.serviceFee),
-        serviceFeeTax: Number(credits.amounts.serviceFeeTax),
-      },
-      effectiveRates: wireRates(displayRatesOf(credits.taxRates)),
-      unit: { description: credits.unit.description, price: Number(credits.unit.price) },
-      consumerLocationMatchAccuracy: credits.consumerLocationMatchAccuracy,
-      ...(includeImpactPartnerDetails ? { impactPartners: wirePartners(locked, credits.impactPartnerIds) } : {}),
+  const { amounts } = credits
+  const creditsBody = {
+    amounts: {
+      total: Number(amounts.total),
+      impact: Number(amounts.impact),
+      impactTax: Number(amounts.impactTax),
+      serviceFee: Number(amounts.serviceFee),
+      serviceFeeTax: Number(amounts.serviceFeeTax),
     },
-    contribution,
-    ...partnerRates,
+    effectiveRates: wireRatesOf(credits.taxRates),
+    unit: { description: credits.unit.description, price: Number(credits.unit.price) },
+    consumerLocationMatchAccuracy: credits.consumerLocationMatchAccuracy,
+    ...(includeImpactPartnerDetails ? { impactPartners: wirePartners(locked, credits.impactPartnerIds) } : {}),
   }
+  const footprint = { co2eGrams: Number(locked.footprint.co2eGrams), co2eOunces: Number(locked.footprint.co2eOunces), equivalents }
+  return partnerRates === undefined
+    ? { quoteId: quote.id, currencyCode: quote.currencyCode, createdAt, footprint, credits: creditsBody, contribution }
+    : { quoteId: quote.id, currencyCode: quote.currencyCode, createdAt, footprint, credits: creditsBody, contribution, partnerRates }
 }
 
 function partnerRatesOnWire(locked: LockedQuote) {
