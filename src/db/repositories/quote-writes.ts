@@ -63,6 +63,9 @@ function statementText(snapshots: number, quotes: number, sessions: number): str
   return `with ${snapshots === 0 ? '' : `${snapshotsCte}, `}${quotesCte} ${insertSessionsText}`
 }
 
+/** A timestamp as ISO text (the same instant for a timestamptz column; pg's own Date conversion is slower), else as is. */
+const parameterOf = (value: unknown): unknown => (value instanceof Date ? value.toISOString() : value)
+
 /** Statement texts by shape; batches are at most 100 quotes, and few shapes recur. */
 const statements = new Map<string, string>()
 const STATEMENTS_MAX = 1_000
@@ -93,8 +96,8 @@ export function quoteWritesStatement(
   const sessions = writes.flatMap((w) => (w.session ? [sessionToRow(w.session)] : []))
   const parameters: unknown[] = []
   for (const snapshot of snapshots) parameters.push(snapshot.id, snapshot.body)
-  for (const row of rows) for (const column of QUOTE_COLUMNS) parameters.push(row[column])
-  for (const row of sessions) for (const column of SESSION_COLUMNS) parameters.push(row[column])
+  for (const row of rows) for (const column of QUOTE_COLUMNS) parameters.push(parameterOf(row[column]))
+  for (const row of sessions) for (const column of SESSION_COLUMNS) parameters.push(parameterOf(row[column]))
   const text = statementFor(snapshots.length, rows.length, sessions.length)
   return { statement: CompiledQuery.raw(text, parameters), snapshots }
 }

@@ -137,10 +137,27 @@ const TEMPLATES_PER_PROVENANCE_MAX = 64
 
 const sameSources = (a: readonly unknown[], b: readonly unknown[]): boolean => a.every((value, i) => value === b[i])
 
+/** A locked quote's equivalents split into their templates and values (splitEquivalent), once per quote stored. */
+interface SplitEquivalents {
+  templates: EquivalentTemplate[]
+  values: StoredEquivalentValue[]
+}
+
+function splitEquivalents(locked: LockedQuote): SplitEquivalents {
+  const templates: EquivalentTemplate[] = []
+  const values: StoredEquivalentValue[] = []
+  for (const equivalent of locked.equivalents) {
+    const { template, value } = splitEquivalent(equivalent)
+    templates.push(template)
+    values.push(value)
+  }
+  return { templates, values }
+}
+
 /** The shared part of a locked quote, as stored in quote_snapshots. */
-export function snapshotOf(locked: LockedQuote): QuoteSnapshot {
+export function snapshotOf(locked: LockedQuote, split: SplitEquivalents = splitEquivalents(locked)): QuoteSnapshot {
   const projects = locked.credits?.projects ?? NO_PROJECTS
-  const templates = locked.equivalents.map((e) => splitEquivalent(e).template)
+  const { templates } = split
   // "\u0000" and "\u0001" are in no sentence: the key gives the templates back.
   const key = templates.map((template) => template.join('\u0000')).join('\u0001')
   const sources = sourcesOf(locked, projects)
@@ -159,13 +176,13 @@ export function snapshotOf(locked: LockedQuote): QuoteSnapshot {
 }
 
 /** quotes.locked: what only this quote locked (the rest is in its snapshot). */
-function compactLocked(locked: LockedQuote): CompactLockedQuote {
+function compactLocked(locked: LockedQuote, values: StoredEquivalentValue[]): CompactLockedQuote {
   const { footprint, credits } = locked
   const amounts = credits?.amounts
   return [
     footprint.kind === 'carbon' ? [footprint.co2eGrams, footprint.co2eOunces] : [footprint.areaSquareMetres, footprint.areaSquareFeet],
     amounts ? [amounts.total, amounts.impact, amounts.impactTax, amounts.serviceFee, amounts.serviceFeeTax] : null,
-    locked.equivalents.map((e) => splitEquivalent(e).value),
+    values,
   ]
 }
 
@@ -266,7 +283,7 @@ function requestFromRow(stored: StoredQuoteRequest, organisationId: string): Quo
   }
 }
 
-export function quoteToRow(quote: Quote, snapshotId: string): NewQuoteRow {
+export function quoteToRow(quote: Quote, snapshotId: string, split: SplitEquivalents = splitEquivalents(quote.locked)): NewQuoteRow {
   return {
     id: quote.id,
     organisation_id: quote.organisationId,
@@ -274,7 +291,7 @@ export function quoteToRow(quote: Quote, snapshotId: string): NewQuoteRow {
     currency_code: quote.currencyCode,
     tax_liability: quote.taxLiability,
     request: JSON.stringify(storedRequest(quote.request, quote.organisationId)),
-    locked: JSON.stringify(compactLocked(quote.locked)),
+    locked: JSON.stringify(compactLocked(quote.locked, split.values)),
     snapshot_id: snapshotId,
     created_at: quote.createdAt,
   }
@@ -300,9 +317,10 @@ export function quoteRows(
 ): { rows: NewQuoteRow[]; snapshots: QuoteSnapshot[] } {
   const snapshots = new Map<string, QuoteSnapshot>()
   const rows = quotes.map((quote) => {
-    const snapshot = snapshotOf(quote.locked)
+    const split = splitEquivalents(quote.locked)
+    const snapshot = snapshotOf(quote.locked, split)
     if (!isStored(snapshot.id)) snapshots.set(snapshot.id, snapshot)
-    return quoteToRow(quote, snapshot.id)
+    return quoteToRow(quote, snapshot.id, split)
   })
   return { rows, snapshots: [...snapshots.values()] }
 }
