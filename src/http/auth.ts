@@ -7,14 +7,14 @@ import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import { isPermitted, type Permission } from '../domain/permissions.js'
 import { AppError, unauthorized } from '../errors.js'
 import { apiKeyPrincipal as principalOfKey, ipNotAllowed, type AccessResolver, type Principal } from '../services/access.js'
-import { API_KEY_PATTERN, sha256 } from '../services/api-keys.js'
+import { API_KEY_PATTERN, sha256Hex } from '../services/api-keys.js'
 import { CLIENT_SECRET_PATTERN, sessionUnauthorized, type SessionCredential } from '../services/sessions.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
     bearerToken: string | undefined
-    /** SHA-256 of the bearer token, computed once per request (auth and the rate limiter use it). */
-    bearerTokenHash: Buffer | undefined
+    /** SHA-256 of the bearer token as hex, computed once per request (auth and the rate limiter use it). */
+    bearerTokenHash: string | undefined
     principal: Principal | undefined
     /** Set when a Hub session authenticated the request (routes under /hub/api). */
     hubSessionId: string | undefined
@@ -42,12 +42,12 @@ const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i
 export const readBearerToken: onRequestHookHandler = (request, _reply, done) => {
   const header = request.headers.authorization
   request.bearerToken = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined
-  if (request.bearerToken) request.bearerTokenHash = sha256(request.bearerToken)
+  if (request.bearerToken) request.bearerTokenHash = sha256Hex(request.bearerToken)
   done()
 }
 
 /** The request's API key if it has one that looks like a key: its hash, else undefined (then it is unauthorized). */
-const apiKeyHashOf = (request: FastifyRequest): Buffer | undefined => {
+const apiKeyHashOf = (request: FastifyRequest): string | undefined => {
   const token = request.bearerToken
   return token && request.bearerTokenHash && API_KEY_PATTERN.test(token) ? request.bearerTokenHash : undefined
 }

@@ -94,24 +94,23 @@ export class AccessResolver {
     this.ipAllowlists = createLoadingCache({ max: 10_000, ttlMs, now })
   }
 
-  /** The key of a key hash (SHA-256 of the full key), or undefined when unknown, revoked or expired. */
-  async authenticate(keyHash: Buffer): Promise<AuthenticatedKey | undefined> {
-    return this.keyOf(await this.keys.get(keyHash.toString('hex'), this.loadKey(keyHash)))
+  /** The key of a key hash (SHA-256 of the full key, as hex), or undefined when unknown, revoked or expired. */
+  async authenticate(keyHash: string): Promise<AuthenticatedKey | undefined> {
+    return this.keyOf(await this.keys.get(keyHash, this.loadKey(keyHash)))
   }
 
   /**
    * authenticate's answer when the cache holds it, without a promise: the key, null when unknown, revoked or expired,
    * or undefined when it takes a read (then call authenticate).
    */
-  cachedAuthentication(keyHash: Buffer): AuthenticatedKey | null | undefined {
-    const hex = keyHash.toString('hex')
-    const entry = this.keys.getLoaded(hex, this.loadKey(keyHash))
+  cachedAuthentication(keyHash: string): AuthenticatedKey | null | undefined {
+    const entry = this.keys.getLoaded(keyHash, this.loadKey(keyHash))
     return entry === undefined ? undefined : (this.keyOf(entry) ?? null)
   }
 
-  private loadKey(keyHash: Buffer): () => Promise<KeyEntry | false> {
+  private loadKey(keyHash: string): () => Promise<KeyEntry | false> {
     return async () => {
-      const key = await findKeyForAuthentication(this.db, keyHash)
+      const key = await findKeyForAuthentication(this.db, Buffer.from(keyHash, 'hex'))
       return key ? { key, expiresAt: key.expiresAt?.getTime() } : false
     }
   }
