@@ -1,7 +1,6 @@
 // buildApp: the Fastify application (plugins, error handling, routes) over a given database. Never listens.
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify'
-import rateLimit from '@fastify/rate-limit'
 import ajvErrors from 'ajv-errors'
 import ajvKeywords from 'ajv-keywords'
 import swagger from '@fastify/swagger'
@@ -307,7 +306,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   installErrorHandlers(app)
 
-  await app.register(rateLimit, rateLimits.options)
+  rateLimits.install(app)
 
   await app.register(swagger, {
     openapi: {

@@ -1,4 +1,4 @@
-// Types for @fastify/rate-limit's own Redis store (store/RedisStore.js), which the package does not declare.
+// Types for @fastify/rate-limit's own stores (store/RedisStore.js, store/LocalStore.js), which the package does not declare.
 declare module '@fastify/rate-limit/store/RedisStore.js' {
   import type { FastifyRateLimitStore } from '@fastify/rate-limit'
 
@@ -7,4 +7,15 @@ declare module '@fastify/rate-limit/store/RedisStore.js' {
   }
   const RedisStore: RedisStoreCtor
   export default RedisStore
+}
+
+// And for its per-process store (store/LocalStore.js): a fixed window per key in an LRU map of `cache` keys.
+declare module '@fastify/rate-limit/store/LocalStore.js' {
+  import type { FastifyRateLimitStore } from '@fastify/rate-limit'
+
+  interface LocalStoreCtor {
+    new (continueExceeding: boolean, exponentialBackoff: boolean, cache?: number): FastifyRateLimitStore
+  }
+  const LocalStore: LocalStoreCtor
+  export default LocalStore
 }

@@ -190,6 +190,23 @@ describe('rate limit', () => {
     // Another key has its own budget.
     expect((await client(t.app, org.apiKey).get(`/v3/organisations/${org.organisationId}`)).statusCode).toBe(200)
   })
+
+  it('says the budget on every answer, and leaves the OpenAPI document out', async () => {
+    const other = await createOrg(t.db)
+    const first = await client(t.app, other.apiKey).get(`/v3/organisations/${other.organisationId}`)
+    expect(first.headers['x-ratelimit-limit']).toBe('5')
+    expect(first.headers['x-ratelimit-remaining']).toBe('4')
+    expect(Number(first.headers['x-ratelimit-reset'])).toBeGreaterThan(0)
+    expect(Number(first.headers['x-ratelimit-reset'])).toBeLessThanOrEqual(60)
+    expect(first.headers['retry-after']).toBeUndefined()
+    const second = await client(t.app, other.apiKey).get(`/v3/organisations/${other.organisationId}`)
+    expect(second.headers['x-ratelimit-remaining']).toBe('3')
+    for (let i = 0; i < 7; i++) {
+      const document = await t.app.inject({ url: '/openapi.json' })
+      expect(document.statusCode).toBe(200)
+      expect(document.headers['x-ratelimit-limit']).toBeUndefined()
+    }
+  })
 })
 
 describe('logs', () => {
