@@ -5,7 +5,7 @@ import { hash } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import type { Allocation, AllocationDraft, NewTaxReceipt } from '../db/repositories/allocations.js'
 import { reverseAllocation, splitAllocation } from '../domain/allocation.js'
-import { formatDecimal, parseDecimal } from '../domain/money.js'
+import { decimalTextToMinorUnits, formatMinorUnits } from '../domain/money.js'
 import { serviceFeeOf, splitProfitShare, type ProfitShareSplit } from '../domain/profit-share.js'
 import type { AllocationSplit } from '../domain/types.js'
 import { DomainError } from '../domain/errors.js'
@@ -99,8 +99,64 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value)
 }
 
-// crypto.hash: one call instead of a Hash object per request (the same digest).
-export const requestHashOf = (input: AllocationInput): Buffer => hash('sha256', `${ROUTE}\n${canonicalJson(input)}`, 'buffer')
+/** The keys of an AllocationInput in canonicalJson's order (sorted by UTF-16 code units), and of its sections. */
+const INPUT_KEYS: ReadonlySet<string> = new Set([
+  'consumerEmail',
+  'contribution',
+  'credits',
+  'currencyCode',
+  'issueTaxReceipt',
+  'organisationId',
+  'quoteId',
+])
+const CONTRIBUTION_KEYS: ReadonlySet<string> = new Set(['amount', 'impactPartnerIds'])
+const CREDITS_KEYS: ReadonlySet<string> = new Set(['amount'])
+
+const hasOnlyKeys = (value: object, keys: ReadonlySet<string>): boolean => {
+  for (const key in value) if (!keys.has(key)) return false
+  return true
+}
+
+/** A member of canonical JSON: `,"key":value` (or `"key":value` first), nothing for undefined. */
+const member = (text: string, key: string, value: string | undefined): string =>
+  value === undefined ? text : `${text.length > 1 ? `${text},` : text}"${key}":${value}`
+
+/**
+ * canonicalJson(input) for an allocation request of the route's shape, written field by field in its key order
+ * rather than by sorting each object's keys (every allocation is hashed); anything else goes through canonicalJson.
+ * test/unit/request-hash.test.ts holds both to the same text.
+ */
+function canonicalInputJson(input: AllocationInput): string {
+  const { credits, contribution } = input
+  if (
+    !hasOnlyKeys(input, INPUT_KEYS) ||
+    (credits != null && !hasOnlyKeys(credits, CREDITS_KEYS)) ||
+    (contribution != null &&
+      (!hasOnlyKeys(contribution, CONTRIBUTION_KEYS) ||
+        (contribution.impactPartnerIds !== undefined && !Array.isArray(contribution.impactPartnerIds))))
+  ) {
+    return canonicalJson(input)
+  }
+  const section = (value: AllocationInput['credits'] | AllocationInput['contribution']): string | undefined => {
+    if (value === undefined) return undefined
+    if (value === null) return 'null'
+    let text = member('{', 'amount', JSON.stringify(value.amount))
+    if ('impactPartnerIds' in value)
+      text = member(text, 'impactPartnerIds', value.impactPartnerIds && canonicalJson(value.impactPartnerIds))
+    return `${text}}`
+  }
+  let text = member('{', 'consumerEmail', JSON.stringify(input.consumerEmail))
+  text = member(text, 'contribution', section(contribution))
+  text = member(text, 'credits', section(credits))
+  text = member(text, 'currencyCode', JSON.stringify(input.currencyCode))
+  text = member(text, 'issueTaxReceipt', JSON.stringify(input.issueTaxReceipt))
+  text = member(text, 'organisationId', JSON.stringify(input.organisationId))
+  text = member(text, 'quoteId', JSON.stringify(input.quoteId))
+  return `${text}}`
+}
+
+/** SHA-256 (hex) of the route and the canonical request; crypto.hash, one call, into a string (the same digest). */
+export const requestHashOf = (input: AllocationInput): string => hash('sha256', `${ROUTE}\n${canonicalInputJson(input)}`, 'hex')
 
 const isLockTimeout = (error: unknown): boolean => (error as { code?: string } | null)?.code === '55P03'
 
@@ -125,8 +181,8 @@ function checkShape(input: AllocationInput): void {
   }
 }
 
-function replayOrRefuse(stored: Allocation, requestHash: Buffer, metrics: Metrics): AllocationResult {
-  if (!stored.requestHash.equals(requestHash)) {
+function replayOrRefuse(stored: Allocation, requestHash: string, metrics: Metrics): AllocationResult {
+  if (stored.requestHash !== requestHash) {
     throw new AppError('IDEMPOTENCY_KEY_REUSED', 'idempotency key was already used with a different request', [
       { path: 'idempotency-key', message: 'was first used with a different request; use a new key for a new request' },
     ])
@@ -158,7 +214,7 @@ export async function allocateFunds(
   input: AllocationInput,
   idempotencyKey: string,
 ): Promise<AllocationResult> {
-  await deps.access.assertCanActOn(principal, input.organisationId)
+  if (!deps.access.seesAtOnce(principal, input.organisationId)) await deps.access.assertCanActOn(principal, input.organisationId)
   checkShape(input)
   const requestHash = requestHashOf(input)
   const keyRef = { organisationId: input.organisationId, idempotencyKey }
@@ -206,7 +262,7 @@ async function draftAllocation(
   principal: Principal,
   input: AllocationInput,
   idempotencyKey: string,
-  requestHash: Buffer,
+  requestHash: string,
 ): Promise<{ draft: AllocationDraft; receipt: NewTaxReceipt | null }> {
   const quote = await getQuote(deps, principal, input.quoteId)
   // An allocation is recorded for the quote's own organisation, within the quote's retention.
@@ -223,8 +279,10 @@ async function draftAllocation(
       ? { amount: String(input.contribution.amount), impactPartnerIds: input.contribution.impactPartnerIds }
       : undefined,
   })
+  // The split has checked both amounts: a plain decimal of at most the currency's digits goes to text without a Decimal.
+  const digits = quote.locked.minorUnits
   const money = (amount: number | undefined): string | null =>
-    amount === undefined ? null : formatDecimal(parseDecimal(String(amount)), quote.locked.minorUnits)
+    amount === undefined ? null : formatMinorUnits(decimalTextToMinorUnits(String(amount), digits), digits)
   const createdAt = deps.clock()
   const allocation: Allocation = {
     id: newId(),
@@ -286,7 +344,7 @@ async function profitShareFor(
   split: AllocationSplit,
   at: Date,
 ): Promise<ProfitShareSplit | null> {
-  const chain = await deps.reference.profitShareChain(organisationId)
+  const chain = deps.reference.cachedProfitShareChain(organisationId) ?? (await deps.reference.profitShareChain(organisationId))
   if (!chain.anyShare) return null
   return splitProfitShare({
     fee: serviceFeeOf(split),
@@ -294,7 +352,7 @@ async function profitShareFor(
     chain: chain.beneficiaries,
     settlementModel: chain.settlementModel,
     date: at.toISOString().slice(0, 10),
-    fx: (await deps.reference.fxInUse()).table,
+    fx: (deps.reference.cachedFxInUse() ?? (await deps.reference.fxInUse())).table,
   })
 }
 

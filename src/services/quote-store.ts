@@ -42,6 +42,11 @@ export class QuoteStore {
     this.recent.set(quote.id, quote)
   }
 
+  /** A quote this process keeps (written or read recently), or undefined: then `find`. */
+  cached(id: string): Quote | undefined {
+    return this.recent.get(id)
+  }
+
   async find(id: string): Promise<Quote | undefined> {
     const cached = this.recent.get(id)
     if (cached) return cached

@@ -139,7 +139,11 @@ export class ReferenceDataCache {
    * made in this process is seen at once (forgetProfitShareChains), one made in another within the cache's TTL.
    */
   profitShareChain(organisationId: string): Promise<ProfitShareChain> {
-    return this.chains.get(organisationId, async () => {
+    return this.chains.get(organisationId, this.readProfitShareChain(organisationId))
+  }
+
+  private readProfitShareChain(organisationId: string): () => Promise<ProfitShareChain> {
+    return async () => {
       const chain = await findOrganisationChain(this.db, organisationId)
       if (chain.length === 0) throw notFound('organisation')
       return {
@@ -153,7 +157,17 @@ export class ReferenceDataCache {
         })),
         anyShare: chain.some((o) => o.relativeProfitShare !== '0'),
       }
-    })
+    }
+  }
+
+  /** profitShareChain's answer when it is cached, without a promise; undefined when it takes a read. */
+  cachedProfitShareChain(organisationId: string): ProfitShareChain | undefined {
+    return this.chains.getLoaded(organisationId, this.readProfitShareChain(organisationId))
+  }
+
+  /** fxInUse's answer when it is cached, without a promise; undefined when it takes a read. */
+  cachedFxInUse(): FxInUse | undefined {
+    return this.fx.getLoaded('fx', this.readFx)
   }
 
   /** Every cached chain: a share or billing detail changed (it affects every descendant's chain). */

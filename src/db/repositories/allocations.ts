@@ -29,8 +29,8 @@ export interface Allocation {
   organisationId: string
   quoteId: string
   idempotencyKey: string
-  /** SHA-256 of the canonical request: a replay must carry the same request. */
-  requestHash: Buffer
+  /** SHA-256 of the canonical request, as hex: a replay must carry the same request. */
+  requestHash: string
   currencyCode: string
   /** Amounts paid, as decimal strings in the allocation currency; null when that section was not paid. */
   creditsAmount: string | null
@@ -63,7 +63,23 @@ export interface Reversal {
 }
 
 /** An id as a line string holds it: its 16 bytes in base64 without the padding (22 characters). */
-const compactId = (id: string): string => Buffer.from(id.replaceAll('-', ''), 'hex').toString('base64').slice(0, 22)
+const encodeId = (id: string): string => Buffer.from(id.replaceAll('-', ''), 'hex').toString('base64').slice(0, 22)
+
+/**
+ * A line's ids are the catalogue's (projects and partners), the same few in every allocation: each is encoded once.
+ * Past COMPACT_IDS_MAX distinct ids the table starts again (a catalogue is far smaller).
+ */
+const compactIds = new Map<string, string>()
+const COMPACT_IDS_MAX = 10_000
+function compactId(id: string): string {
+  let compact = compactIds.get(id)
+  if (compact === undefined) {
+    compact = encodeId(id)
+    if (compactIds.size >= COMPACT_IDS_MAX) compactIds.clear()
+    compactIds.set(id, compact)
+  }
+  return compact
+}
 
 /** An id of a line string as Postgres writes a uuid (lowercase, with dashes). */
 function uuidOf(base64: string): string {
@@ -186,7 +202,7 @@ const allocationFromRow = (row: AllocationWithMerchantRow): Allocation => {
     organisationId: row.organisation_id,
     quoteId: row.quote_id,
     idempotencyKey: row.idempotency_key,
-    requestHash: Buffer.from(row.request_hash),
+    requestHash: Buffer.from(row.request_hash).toString('hex'),
     currencyCode: row.currency_code,
     creditsAmount: row.credits_amount,
     contributionAmount: row.contribution_amount,
@@ -372,7 +388,7 @@ function draftsParameter(items: readonly AllocationDraft[]): string {
       a.organisationId,
       a.quoteId,
       a.idempotencyKey,
-      a.requestHash.toString('hex'),
+      a.requestHash,
       a.currencyCode,
       a.creditsAmount,
       a.contributionAmount,
