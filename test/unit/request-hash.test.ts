@@ -84,7 +84,10 @@ describe('requestHashOf, written field by field', () => {
     },
     { requiredKeys: ['organisationId', 'quoteId'] },
   )
-  const expected = (value: unknown) => createHash('sha256').update(`POST /funds/allocations\n${canonicalJson(value)}`).digest('hex')
+  const expected = (value: unknown) =>
+    createHash('sha256')
+      .update(`POST /funds/allocations\n${canonicalJson(value)}`)
+      .digest('hex')
 
   it('property: the hash of canonicalJson, for requests of the route shape with any fields present, absent, undefined or null', () => {
     fc.assert(
