@@ -107,7 +107,7 @@ const TEXTS: Readonly<Record<string, LocaleText>> = {
 }
 
 /** The supported locales, as resolveLocale gives them. */
-const TEXTS_BY_LOCALE: ReadonlySet<string> = new Set(SUPPORTED_LOCALES)
+const SUPPORTED_LOCALE_SET: ReadonlySet<string> = new Set(SUPPORTED_LOCALES)
 const BY_LOWER_TAG: ReadonlyMap<string, string> = new Map(SUPPORTED_LOCALES.map((tag) => [tag.toLowerCase(), tag]))
 const BY_LANGUAGE: ReadonlyMap<string, string> = new Map(
   [...SUPPORTED_LOCALES].reverse().map((tag) => [tag.slice(0, tag.indexOf('-')).toLowerCase(), tag]),
@@ -260,7 +260,7 @@ function ratiosOf(figure: string, ratios: readonly (readonly [times: Constant, o
  */
 export function describeEquivalents(footprint: Footprint, locale: string): Equivalent[] {
   // A quote's own locale is resolved already: found as it is, without resolving it again.
-  const { text, numbers, distances, plurals } = formatsOf(TEXTS_BY_LOCALE.has(locale) ? locale : resolveLocale(locale))
+  const { text, numbers, distances, plurals } = formatsOf(SUPPORTED_LOCALE_SET.has(locale) ? locale : resolveLocale(locale))
   if (footprint.kind === 'nature') {
     const [parkingSpace, tennisCourt] = ratiosOf(footprint.areaSquareMetres, [
       [ONE, PER.parkingSpace],
