@@ -27,8 +27,11 @@ export interface IdempotencyKeyRef {
 const KNOWN_USED_KEYS_MAX = 10_000
 
 /**
- * How many allocations this process keeps by key for replays (a few kilobytes each): the most recently written or
- * replayed. A client retries soon after a timeout, so its replay is answered without a database read.
+ * How many allocations this process keeps by key for replays (a few kilobytes each): the most recently replayed. Not
+ * the ones it writes: kept for the next thousand allocations, each outlived the young generation and was garbage of
+ * the old one, which doubled the scavenges' time under load (docs/write-costs.md, "Only replayed allocations kept"),
+ * while few of them are ever replayed. A key this process wrote is known used, so its first replay skips pricing and is
+ * one batched lookup; its later replays are answered from here without a database read.
  */
 const RECENT_ALLOCATIONS_MAX = 1_000
 
@@ -62,8 +65,8 @@ export class AllocationStore {
    */
   private readonly knownUsed = createCache<true>({ max: KNOWN_USED_KEYS_MAX })
   /**
-   * Allocations by key, as this process wrote or read them. An allocation never changes once written (a reversal is a
-   * record of its own), so a replay answered from here is the very allocation the database holds.
+   * Allocations by key, as this process read them for a replay. An allocation never changes once written (a reversal
+   * is a record of its own), so a replay answered from here is the very allocation the database holds.
    */
   private readonly recent = createCache<Allocation>({ max: RECENT_ALLOCATIONS_MAX })
 
@@ -104,7 +107,7 @@ export class AllocationStore {
     } else {
       write = await this.writer.submit(draft)
     }
-    if (write.written) this.remember(draft.allocation, draft.allocation)
+    if (write.written) this.knownUsed.set(keyOf(draft.allocation), true)
     return write
   }
 
