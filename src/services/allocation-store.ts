@@ -28,9 +28,8 @@ const KNOWN_USED_KEYS_MAX = 10_000
 
 /**
  * How many allocations this process keeps by key for replays (a few kilobytes each): the most recently replayed. Not
- * the ones it writes: kept for the next thousand allocations, each outlived the young generation and was garbage of
- * the old one, which doubled the scavenges' time under load (docs/write-costs.md, "Only replayed allocations kept"),
- * while few of them are ever replayed. A key this process wrote is known used, so its first replay skips pricing and is
+ * the ones it writes: kept for the next thousand allocations, each outlived the young generation and became garbage
+ * of the old one (docs/write-costs.md, "Only replayed allocations kept"), while few of them are ever replayed. A key this process wrote is known used, so its first replay skips pricing and is
  * one batched lookup; its later replays are answered from here without a database read.
  */
 const RECENT_ALLOCATIONS_MAX = 1_000
