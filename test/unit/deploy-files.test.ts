@@ -216,6 +216,8 @@ describe('Dockerfile', () => {
     // The same Node flags as npm start (which the bench and the demo read: scripts/server-command.ts).
     expect(cmd).toEqual(['node', ...serverNodeFlags(repoRoot), 'dist/src/server.js'])
     expect(cmd).toContain('--max-old-space-size=1024')
+    // Node 24's V8 (the image's) lets the young generation grow to 128 MB under load; 16 MB semi-spaces are Node 20's.
+    expect(cmd).toContain('--max-semi-space-size=16')
     expect(existsSync(join(repoRoot, sourceOf(entry ?? '')))).toBe(true)
     expect(dockerfile).toMatch(
       new RegExp(`EXPOSE ${ConfigSchema.properties.PORT.default} ${ConfigSchema.properties.METRICS_PORT.default}\\b`),
