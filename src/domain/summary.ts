@@ -50,8 +50,12 @@ export function dimensionOf(groupBy: SummaryGroupBy): RollupDimension {
 // Whether a zone is known is asked of Intl, which builds a formatter each time (a few hundred microseconds): once per name.
 const knownZones = memo(512, (name) => (IANAZone.isValidZone(name) ? 'yes' : 'no'))
 
-/** True for an IANA time zone name the runtime knows ("Europe/London", "UTC", "Asia/Kathmandu"). */
-export const isTimeZone = (name: string): boolean => name.length <= 64 && knownZones(name) === 'yes'
+/**
+ * True for an IANA time zone name the runtime knows ("Europe/London", "UTC", "Asia/Kathmandu"). Every IANA name starts
+ * with a letter; the letter is checked first because newer runtimes' Intl also takes offsets ("+05:30": Node 24 does,
+ * Node 20 does not), which are not names and would make the API's answer depend on the Node it runs on.
+ */
+export const isTimeZone = (name: string): boolean => name.length <= 64 && /^[A-Za-z]/.test(name) && knownZones(name) === 'yes'
 
 /** A time bucket of a summary: [from, to) clipped to the window, keyed by the local date (or month) of its start. */
 export interface TimeBucket {

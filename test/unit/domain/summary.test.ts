@@ -141,6 +141,9 @@ describe('isTimeZone', () => {
     ['Mars/Olympus_Mons', false],
     ['', false],
     ['+05:30', false],
+    ['-08:00', false],
+    ['+0530', false],
+    ['Etc/GMT+5', true],
     ['x'.repeat(65), false],
   ])('%s → %s', (name, valid) => expect(isTimeZone(name)).toBe(valid))
 })
