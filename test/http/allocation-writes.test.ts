@@ -243,6 +243,9 @@ describe('insertAllocations', () => {
       let proceed = (): void => {}
       const statementWaits = new Promise<void>((resolve) => (proceed = resolve))
       const maintenance = t.db.transaction().execute(async (trx) => {
+        // Both sides' deadlock checks would otherwise fire within milliseconds of each other (deadlock_timeout after
+        // each began to wait), and on a busy machine either backend may run its check first: this side's comes later.
+        await sql`SET LOCAL deadlock_timeout = '5s'`.execute(trx)
         await sql`LOCK TABLE webhook_deliveries IN ACCESS EXCLUSIVE MODE`.execute(trx)
         locked()
         await statementWaits
