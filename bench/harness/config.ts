@@ -66,3 +66,18 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
 
 export const selected = (config: BenchConfig, name: string): boolean =>
   config.only.length === 0 || config.only.some((part) => name.toLowerCase().includes(part))
+
+/**
+ * A variant of the API to compare (bench/process-spread.ts): words, `KEY=value` for its environment and anything else a
+ * Node flag.
+ */
+export function variantParts(variant: string): { env: Record<string, string>; nodeArgs: string[] } {
+  const env: Record<string, string> = {}
+  const nodeArgs: string[] = []
+  for (const word of variant.split(' ').filter(Boolean)) {
+    const assignment = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(word)
+    if (assignment) env[assignment[1] as string] = assignment[2] as string
+    else nodeArgs.push(word)
+  }
+  return { env, nodeArgs }
+}

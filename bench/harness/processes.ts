@@ -100,8 +100,16 @@ export async function startService(options: {
   env: NodeJS.ProcessEnv
   port: number
   readyPath: string
+  /** Receives the process's standard output instead of this process's own (e.g. to read `--trace-gc` lines). */
+  onOutput?: (text: string) => void
 }): Promise<Service> {
-  const child = spawn(process.execPath, options.args, { cwd: options.cwd, stdio: ['ignore', 'inherit', 'inherit'], env: options.env })
+  const { onOutput } = options
+  const child = spawn(process.execPath, options.args, {
+    cwd: options.cwd,
+    stdio: ['ignore', onOutput ? 'pipe' : 'inherit', 'inherit'],
+    env: options.env,
+  })
+  if (onOutput) child.stdout?.setEncoding('utf8').on('data', onOutput)
   const rss = new RssSampler(child.pid ?? 0)
   const url = `http://127.0.0.1:${options.port}`
   try {
@@ -138,12 +146,20 @@ export async function startApi(options: {
   databaseUrl: string
   logLevel: string
   env?: Record<string, string>
+  onOutput?: (text: string) => void
+  /** Node flags after `npm start`'s, instead of BENCH_NODE_ARGS. */
+  nodeArgs?: string[]
 }): Promise<Service> {
   const port = await freePort()
   return startService({
     name: options.name,
+    ...(options.onOutput ? { onOutput: options.onOutput } : {}),
     cwd: options.cwd,
-    args: [...serverNodeFlags(options.cwd), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), SERVER_ENTRY],
+    args: [
+      ...serverNodeFlags(options.cwd),
+      ...(options.nodeArgs ?? (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)),
+      SERVER_ENTRY,
+    ],
     env: {
       PATH: process.env.PATH,
       DATABASE_URL: options.databaseUrl,
