@@ -36,4 +36,4 @@ USER node
 EXPOSE 3000 9464
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "--enable-source-maps", "--max-old-space-size=1024", "--max-semi-space-size=16", "dist/src/server.js"]
+CMD ["node", "--enable-source-maps", "--max-old-space-size=1024", "--max-semi-space-size=16", "--no-allocation-site-pretenuring", "dist/src/server.js"]

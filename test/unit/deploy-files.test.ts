@@ -218,6 +218,9 @@ describe('Dockerfile', () => {
     expect(cmd).toContain('--max-old-space-size=1024')
     // Node 24's V8 (the image's) lets the young generation grow to 128 MB under load; 16 MB semi-spaces are Node 20's.
     expect(cmd).toContain('--max-semi-space-size=16')
+    // Without it, about one process in five pretenures a short-lived allocation site and spends twice the GC time
+    // per request for its whole life (docs/write-costs.md, "One process in five: pretenuring").
+    expect(cmd).toContain('--no-allocation-site-pretenuring')
     expect(existsSync(join(repoRoot, sourceOf(entry ?? '')))).toBe(true)
     expect(dockerfile).toMatch(
       new RegExp(`EXPOSE ${ConfigSchema.properties.PORT.default} ${ConfigSchema.properties.METRICS_PORT.default}\\b`),
