@@ -1,15 +1,13 @@
 // npm run bench:spread: how much identical API processes differ. One group's database (bench/scenarios.ts), then
-// SPREAD_PROCESSES API processes one after another, each with the next of SPREAD_VARIANTS' Node flags in turn (after
-// `npm start`'s, as the bench runs them), each driven with one scenario for a warm-up and SPREAD_SLICES slices;
+// SPREAD_PROCESSES API processes one after another, each with the next of SPREAD_VARIANTS in turn (Node flags after
+// `npm start`'s, as the bench runs them, or settings), each driven with one scenario for a warm-up and SPREAD_SLICES slices;
 // per process: CPU per request in each slice, and from its `--trace-gc` lines over the slices, its collections and
 // how much its old generation grew per scavenge. A full bench measures one process per group, so a process that is
 // slow for its whole life moves that group's every figure (docs/write-costs.md, "One process in five: pretenuring").
 import { fileURLToPath } from 'node:url'
-import { openPostgres } from '../src/db/connect.js'
-import { migrateToLatest } from '../src/db/migrate.js'
-import { loadBenchConfig, variantParts } from './harness/config.js'
-import { databaseUrl, withClient } from './harness/database.js'
-import { lineSplitter, parseGcLine, summariseGc, type GcEvent } from './harness/gc-trace.js'
+import { loadBenchConfig, positive, variantParts } from './harness/config.js'
+import { databaseUrl, migrateAndSeed, withClient } from './harness/database.js'
+import { lineSplitter, parseGcLine, summariseGc, type GcEvent, type GcSummary } from './harness/gc-trace.js'
 import { drive } from './harness/load.js'
 import { cpuSecondsOf, startApi, stopService } from './harness/processes.js'
 import { groups, type BenchGroup } from './scenarios.js'
@@ -17,15 +15,10 @@ import { groups, type BenchGroup } from './scenarios.js'
 const root = fileURLToPath(new URL('..', import.meta.url))
 const config = loadBenchConfig()
 
-const integer = (name: string, fallback: number): number => {
-  const value = Number(process.env[name] ?? fallback)
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got ${process.env[name]}`)
-  return value
-}
-const processes = integer('SPREAD_PROCESSES', 12)
-const connections = integer('SPREAD_CONNECTIONS', 20)
-const slices = integer('SPREAD_SLICES', 3)
-const sliceSeconds = integer('SPREAD_SLICE_SECONDS', 5)
+const processes = positive('SPREAD_PROCESSES', 12, true)
+const connections = positive('SPREAD_CONNECTIONS', 20, true)
+const slices = positive('SPREAD_SLICES', 3, true)
+const sliceSeconds = positive('SPREAD_SLICE_SECONDS', 5, true)
 const groupName = process.env.SPREAD_GROUP ?? 'core'
 const scenarioName = process.env.SPREAD_SCENARIO ?? 'POST /quotes/carbon'
 // '|'-separated variants, alternated: each is words, KEY=value for the API's environment (on top of the group's) and
@@ -47,7 +40,7 @@ interface ProcessResult {
   cpuMicrosPerRequest: number[]
   requestsPerSecond: number[]
   requests: number
-  gc: ReturnType<typeof summariseGc>
+  gc: GcSummary
 }
 
 const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length)
@@ -98,13 +91,7 @@ async function main(): Promise<void> {
   await withClient(config.adminUrl, (client) => client.query(`CREATE DATABASE ${name}`))
   try {
     const url = databaseUrl(config.adminUrl, name)
-    const handle = openPostgres({ url, poolMax: 2 })
-    try {
-      await migrateToLatest(handle.db)
-      await group.seed(handle.db)
-    } finally {
-      await handle.close()
-    }
+    await migrateAndSeed(url, (db) => group.seed(db))
     console.log(
       `spread: ${processes} processes of group ${groupName}, ${scenarioName} at ${connections} connections, ` +
         `${config.warmupSeconds} s warm-up + ${slices} × ${sliceSeconds} s; Node ${process.version}; variants: ${variants.map((v) => v || '(npm start)').join(' | ')}\n`,

@@ -8,10 +8,8 @@
 // serves both its neighbours (n scenarios cost n + 1 baseline runs). Every run has its own warm-up.
 import { writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { openPostgres } from '../src/db/connect.js'
-import { migrateToLatest } from '../src/db/migrate.js'
 import { loadBenchConfig, selected, type BenchConfig } from './harness/config.js'
-import { DatabaseSide, databaseUrl, withClient, type DatabaseMeter } from './harness/database.js'
+import { DatabaseSide, databaseUrl, migrateAndSeed, withClient, type DatabaseMeter } from './harness/database.js'
 import { drive, type ResolvedRequest } from './harness/load.js'
 import { cpuSecondsOf, freePort, startApi, startService, stopService, type Service } from './harness/processes.js'
 import {
@@ -156,13 +154,7 @@ async function main(): Promise<void> {
   for (const { group, scenarios } of plan) {
     const name = `${prefix}_${group.name}`
     const url = await createDatabase(name)
-    const handle = openPostgres({ url, poolMax: 2 })
-    try {
-      await migrateToLatest(handle.db)
-      await group.seed(handle.db)
-    } finally {
-      await handle.close()
-    }
+    await migrateAndSeed(url, (db) => group.seed(db))
     const service = await startApi({ name: `api (${group.name})`, cwd: root, databaseUrl: url, logLevel: config.logLevel, env: group.env })
     services.push(service)
     const api: System = { service, meter: side?.meter(name, url) }

@@ -20,7 +20,8 @@ export interface BenchConfig {
   cpus: number
 }
 
-const positive = (name: string, fallback: number, integer = false): number => {
+/** A positive number (an integer with `integer`) from the environment, or `fallback` when unset. */
+export const positive = (name: string, fallback: number, integer = false): number => {
   const raw = process.env[name]
   if (raw === undefined || raw === '') return fallback
   const value = Number(raw)

@@ -15,7 +15,11 @@
 // alternates between the baseline's database and a group's database, so that wait mostly overlaps the
 // other side's run. Snapshots are read on a fresh connection, whose own session and query show up in
 // the next window and are subtracted.
+import type { Kysely } from 'kysely'
 import pg from 'pg'
+import { openPostgres } from '../../src/db/connect.js'
+import type { Database } from '../../src/db/database.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
 import { statementShape } from './statements.js'
 
 export const STATS_SETTLE_MS = 11_000
@@ -28,6 +32,17 @@ export const databaseUrl = (adminUrl: string, name: string): string => {
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
   return url.toString()
+}
+
+/** Migrates a scratch database to the latest schema and fills it with a group's seed, on a connection it closes. */
+export async function migrateAndSeed(url: string, seed: (db: Kysely<Database>) => Promise<void>): Promise<void> {
+  const handle = openPostgres({ url, poolMax: 2 })
+  try {
+    await migrateToLatest(handle.db)
+    await seed(handle.db)
+  } finally {
+    await handle.close()
+  }
 }
 
 export async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
